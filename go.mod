@@ -1,0 +1,3 @@
+module github.com/fasd-db/fasd
+
+go 1.24.0
