@@ -1,0 +1,281 @@
+package storage
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// badgerStore is the Badger v4 backend. Reads go through read-only
+// transactions, which Badger serves from a consistent snapshot; a Batch is
+// one read-write transaction.
+type badgerStore struct {
+	db     *badger.DB
+	closed atomic.Bool
+	once   sync.Once
+	cerr   error
+}
+
+// badgerLogger keeps Badger quiet: a library must not write to the host's
+// stderr on every open.
+type badgerLogger struct{}
+
+func (badgerLogger) Errorf(string, ...any)   {}
+func (badgerLogger) Warningf(string, ...any) {}
+func (badgerLogger) Infof(string, ...any)    {}
+func (badgerLogger) Debugf(string, ...any)   {}
+
+func openBadger(dir string, o Options) (Store, error) {
+	bo := badger.DefaultOptions(dir).
+		WithLogger(badgerLogger{}).
+		WithSyncWrites(!o.NoSync).
+		WithNumVersionsToKeep(1).
+		WithBlockCacheSize(o.CacheBytes).
+		WithIndexCacheSize(16 << 20).
+		WithMemTableSize(64 << 20).
+		WithNumMemtables(3).
+		WithValueLogFileSize(256 << 20)
+	if o.InMemory {
+		bo = bo.WithDir("").WithValueDir("").WithInMemory(true)
+	}
+	db, err := badger.Open(bo)
+	if err != nil {
+		return nil, err
+	}
+	return &badgerStore{db: db}, nil
+}
+
+func (s *badgerStore) Backend() Backend { return Badger }
+
+func (s *badgerStore) Get(key []byte) ([]byte, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	txn := s.db.NewTransaction(false)
+	defer txn.Discard()
+	return badgerGet(txn, key)
+}
+
+func badgerGet(txn *badger.Txn, key []byte) ([]byte, error) {
+	item, err := txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, fmt.Errorf("%w: %q", ErrNotFound, key)
+	}
+	if err != nil {
+		return nil, err
+	}
+	v, err := item.ValueCopy(nil)
+	if v == nil && err == nil {
+		v = []byte{}
+	}
+	return v, err
+}
+
+func (s *badgerStore) NewIter(lower, upper []byte) (Iterator, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	txn := s.db.NewTransaction(false)
+	return newBadgerIter(txn, lower, upper, true), nil
+}
+
+func (s *badgerStore) NewSnapshot() (Snapshot, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	return &badgerSnap{txn: s.db.NewTransaction(false), store: s}, nil
+}
+
+func (s *badgerStore) NewBatch() Batch {
+	return &badgerBatch{txn: s.db.NewTransaction(true), store: s}
+}
+
+func (s *badgerStore) Close() error {
+	s.once.Do(func() {
+		s.closed.Store(true)
+		s.cerr = s.db.Close()
+	})
+	return s.cerr
+}
+
+type badgerIter struct {
+	txn     *badger.Txn
+	ownsTxn bool
+	it      *badger.Iterator
+	lower   []byte
+	upper   []byte
+	closed  bool
+}
+
+func newBadgerIter(txn *badger.Txn, lower, upper []byte, ownsTxn bool) *badgerIter {
+	opts := badger.DefaultIteratorOptions
+	opts.PrefetchValues = false
+	return &badgerIter{
+		txn:     txn,
+		ownsTxn: ownsTxn,
+		it:      txn.NewIterator(opts),
+		lower:   append([]byte(nil), lower...),
+		upper:   append([]byte(nil), upper...),
+	}
+}
+
+func (i *badgerIter) inRange() bool {
+	if !i.it.Valid() {
+		return false
+	}
+	return len(i.upper) == 0 || bytes.Compare(i.it.Item().Key(), i.upper) < 0
+}
+
+func (i *badgerIter) First() bool {
+	if len(i.lower) == 0 {
+		i.it.Rewind()
+	} else {
+		i.it.Seek(i.lower)
+	}
+	return i.inRange()
+}
+
+func (i *badgerIter) SeekGE(k []byte) bool {
+	if bytes.Compare(k, i.lower) < 0 {
+		k = i.lower
+	}
+	i.it.Seek(k)
+	return i.inRange()
+}
+
+func (i *badgerIter) Next() bool {
+	i.it.Next()
+	return i.inRange()
+}
+
+func (i *badgerIter) Valid() bool { return !i.closed && i.inRange() }
+func (i *badgerIter) Key() []byte { return i.it.Item().Key() }
+func (i *badgerIter) Value() ([]byte, error) {
+	var out []byte
+	err := i.it.Item().Value(func(v []byte) error {
+		out = v
+		return nil
+	})
+	if out == nil && err == nil {
+		out = []byte{}
+	}
+	return out, err
+}
+func (i *badgerIter) Err() error { return nil }
+
+func (i *badgerIter) Close() error {
+	if i.closed {
+		return nil
+	}
+	i.closed = true
+	i.it.Close()
+	if i.ownsTxn {
+		i.txn.Discard()
+	}
+	return nil
+}
+
+type badgerSnap struct {
+	txn    *badger.Txn
+	store  *badgerStore
+	iters  int
+	closed bool
+}
+
+func (s *badgerSnap) Get(key []byte) ([]byte, error) {
+	if s.closed || s.store.closed.Load() {
+		return nil, ErrClosed
+	}
+	return badgerGet(s.txn, key)
+}
+
+// NewIter on a snapshot. Badger allows one iterator per read transaction at
+// a time only for update transactions; read-only ones may hold several.
+func (s *badgerSnap) NewIter(lower, upper []byte) (Iterator, error) {
+	if s.closed || s.store.closed.Load() {
+		return nil, ErrClosed
+	}
+	return newBadgerIter(s.txn, lower, upper, false), nil
+}
+
+func (s *badgerSnap) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if !s.store.closed.Load() {
+		s.txn.Discard()
+	}
+	return nil
+}
+
+type badgerBatch struct {
+	txn   *badger.Txn
+	store *badgerStore
+	count int
+	size  int
+	done  bool
+}
+
+func (b *badgerBatch) Set(key, value []byte) error {
+	if b.done {
+		return ErrBatchDone
+	}
+	// Badger keeps references until commit: copy.
+	k := append([]byte(nil), key...)
+	v := append([]byte(nil), value...)
+	if err := b.txn.Set(k, v); err != nil {
+		if errors.Is(err, badger.ErrTxnTooBig) {
+			return fmt.Errorf("%w (%d operations, %d bytes): %w", ErrBatchTooLarge, b.count, b.size, err)
+		}
+		return err
+	}
+	b.count++
+	b.size += len(k) + len(v)
+	return nil
+}
+
+func (b *badgerBatch) Delete(key []byte) error {
+	if b.done {
+		return ErrBatchDone
+	}
+	k := append([]byte(nil), key...)
+	if err := b.txn.Delete(k); err != nil {
+		if errors.Is(err, badger.ErrTxnTooBig) {
+			return fmt.Errorf("%w (%d operations, %d bytes): %w", ErrBatchTooLarge, b.count, b.size, err)
+		}
+		return err
+	}
+	b.count++
+	b.size += len(k)
+	return nil
+}
+
+func (b *badgerBatch) Count() int { return b.count }
+func (b *badgerBatch) Len() int   { return b.size }
+
+func (b *badgerBatch) Commit() error {
+	if b.done {
+		return ErrBatchDone
+	}
+	if b.store.closed.Load() {
+		return ErrClosed
+	}
+	b.done = true
+	err := b.txn.Commit()
+	b.txn.Discard()
+	return err
+}
+
+func (b *badgerBatch) Close() error {
+	if b.done {
+		return nil
+	}
+	b.done = true
+	b.txn.Discard()
+	return nil
+}

@@ -1,0 +1,50 @@
+// Package storage is the key-value seam of fasd: a small ordered key-value
+// Store interface with two real engines behind it, Pebble v2 (the default)
+// and Badger v4.
+//
+// # Concepts
+//
+// A Store maps byte keys to byte values in lexicographic key order. It offers
+// point reads (Get), ordered range iteration over [lower, upper) (NewIter),
+// atomic multi-key writes (Batch) and consistent read snapshots (Snapshot).
+// Nothing in this package knows what the keys mean: the graph index, the
+// trained models and the materialized views define their own key spaces on
+// top of it (see the doc of package index for the graph's key layout).
+//
+// # Key layout owned by this package
+//
+// Keys whose first byte is 0x00 are reserved for the storage layer itself:
+//
+//	0x00 "storage/backend"  → backend name, "pebble" or "badger"
+//	0x00 "storage/format"   → format version, decimal ASCII ("1")
+//
+// Every other first byte belongs to the layers above. An on-disk store also
+// carries a small text file named FASD-STORE in its directory that repeats the
+// backend and the format version, so that a directory can be recognised (and
+// a mismatching backend refused) before either engine touches its files:
+//
+//	fasd-store
+//	backend=pebble
+//	format=1
+//
+// Opening a directory whose marker names the other backend fails with
+// ErrBackendMismatch; an unknown format version fails with ErrFormat; a
+// non-empty directory without a marker fails with ErrNotStore.
+//
+// # Concurrency
+//
+// Get, NewIter and NewSnapshot are safe to call from concurrent goroutines,
+// also while a batch commits. A Batch, an Iterator and a Snapshot are each
+// used by one goroutine at a time. A reader that wants one consistent view of
+// several keys reads through a Snapshot; a writer that wants several keys to
+// change together writes one Batch. The layers above run one writer at a
+// time; the engines would accept more, but no code here relies on it.
+//
+// # Caveats
+//
+// Badger bounds the size of one atomic batch (about 15% of its memtable, a
+// few MiB with the options used here). Batch.Set reports ErrBatchTooLarge
+// when that bound is hit; bulk writers commit in chunks well below it (see
+// Batch.Len), and rely on a higher-level marker for all-or-nothing semantics.
+// Pebble has no such bound.
+package storage

@@ -1,0 +1,198 @@
+package storage
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// MarkerFile is the name of the text file that identifies a fasd store
+// directory (see the package doc).
+const MarkerFile = "FASD-STORE"
+
+var (
+	keyBackend = []byte("\x00storage/backend")
+	keyFormat  = []byte("\x00storage/format")
+)
+
+// ReservedPrefix is the first byte of every key the storage layer keeps for
+// itself. Layers above must not write keys that start with it.
+const ReservedPrefix = 0x00
+
+// Open opens the store in dir, creating it (and dir) if needed.
+//
+// The backend is taken from opts, else from the store's marker, else Pebble.
+// A failed Open leaves nothing open.
+func Open(dir string, opts *Options) (_ Store, err error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if opts != nil && opts.InMemory {
+		o := opts.ensureDefaults("")
+		s, err := openEngine("", o)
+		if err != nil {
+			return nil, err
+		}
+		if err := initMeta(s, o.Backend); err != nil {
+			return nil, errors.Join(err, s.Close())
+		}
+		return s, nil
+	}
+	if dir == "" {
+		return nil, errors.New("storage: open: empty directory name")
+	}
+	recorded, fresh, err := readMarker(dir)
+	if err != nil {
+		return nil, err
+	}
+	o := opts.ensureDefaults(recorded)
+	if recorded != "" && o.Backend != recorded {
+		return nil, fmt.Errorf("%w: %s holds a %s store, asked to open it with %s", ErrBackendMismatch, dir, recorded, o.Backend)
+	}
+	if fresh {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("storage: create %s: %w", dir, err)
+		}
+		if err := writeMarker(dir, o.Backend); err != nil {
+			return nil, err
+		}
+	}
+	s, err := openEngine(dir, o)
+	if err != nil {
+		return nil, fmt.Errorf("storage: open %s store in %s: %w", o.Backend, dir, err)
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, s.Close())
+		}
+	}()
+	if err := initMeta(s, o.Backend); err != nil {
+		return nil, fmt.Errorf("storage: %s: %w", dir, err)
+	}
+	return s, nil
+}
+
+func openEngine(dir string, o Options) (Store, error) {
+	switch o.Backend {
+	case Pebble:
+		return openPebble(dir, o)
+	case Badger:
+		return openBadger(dir, o)
+	}
+	return nil, fmt.Errorf("storage: unknown backend %q", o.Backend)
+}
+
+// initMeta records backend and format in a new store, or checks them in an
+// existing one.
+func initMeta(s Store, b Backend) error {
+	got, err := s.Get(keyBackend)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		batch := s.NewBatch()
+		defer batch.Close()
+		if err := batch.Set(keyBackend, []byte(b)); err != nil {
+			return err
+		}
+		if err := batch.Set(keyFormat, []byte(strconv.Itoa(FormatVersion))); err != nil {
+			return err
+		}
+		return batch.Commit()
+	case err != nil:
+		return fmt.Errorf("read backend record: %w", err)
+	}
+	if Backend(got) != b {
+		return fmt.Errorf("%w: store records backend %q, opened with %s", ErrBackendMismatch, got, b)
+	}
+	f, err := s.Get(keyFormat)
+	if err != nil {
+		return fmt.Errorf("read format record: %w", err)
+	}
+	if v, err := strconv.Atoi(string(f)); err != nil || v != FormatVersion {
+		return fmt.Errorf("%w: store records format %q, this build reads %d", ErrFormat, f, FormatVersion)
+	}
+	return nil
+}
+
+// readMarker returns the backend recorded in dir's marker. fresh reports a
+// missing or empty directory, where a new store may be created.
+func readMarker(dir string) (b Backend, fresh bool, err error) {
+	data, err := os.ReadFile(filepath.Join(dir, MarkerFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		entries, derr := os.ReadDir(dir)
+		if errors.Is(derr, fs.ErrNotExist) || (derr == nil && len(entries) == 0) {
+			return "", true, nil
+		}
+		if derr != nil {
+			return "", false, fmt.Errorf("storage: read %s: %w", dir, derr)
+		}
+		return "", false, fmt.Errorf("%w: %s is not empty and has no %s file", ErrNotStore, dir, MarkerFile)
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("storage: read marker: %w", err)
+	}
+	b, err = parseMarker(data)
+	if err != nil {
+		return "", false, fmt.Errorf("storage: %s: %w", filepath.Join(dir, MarkerFile), err)
+	}
+	return b, false, nil
+}
+
+func parseMarker(data []byte) (Backend, error) {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	var b Backend
+	format := -1
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if line == 1 {
+			if text != "fasd-store" {
+				return "", fmt.Errorf("%w: first line is %q, want \"fasd-store\"", ErrNotStore, text)
+			}
+			continue
+		}
+		k, v, ok := strings.Cut(text, "=")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "backend":
+			pb, err := ParseBackend(v)
+			if err != nil || pb == "" {
+				return "", fmt.Errorf("%w: line %d: unknown backend %q", ErrFormat, line, v)
+			}
+			b = pb
+		case "format":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return "", fmt.Errorf("%w: line %d: format %q is not a number", ErrFormat, line, v)
+			}
+			format = n
+		}
+	}
+	if b == "" {
+		return "", fmt.Errorf("%w: no backend line", ErrFormat)
+	}
+	if format != FormatVersion {
+		return "", fmt.Errorf("%w: format %d, this build reads %d", ErrFormat, format, FormatVersion)
+	}
+	return b, nil
+}
+
+func writeMarker(dir string, b Backend) error {
+	text := fmt.Sprintf("fasd-store\nbackend=%s\nformat=%d\n", b, FormatVersion)
+	tmp := filepath.Join(dir, MarkerFile+".tmp")
+	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
+		return fmt.Errorf("storage: write marker: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, MarkerFile)); err != nil {
+		return fmt.Errorf("storage: write marker: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,198 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Check them with errors.Is.
+var (
+	// ErrNotFound is returned by Get when the key is absent.
+	ErrNotFound = errors.New("storage: key not found")
+	// ErrClosed is returned by any operation on a closed Store.
+	ErrClosed = errors.New("storage: store is closed")
+	// ErrBackendMismatch is returned by Open when the directory holds a store
+	// of the other backend.
+	ErrBackendMismatch = errors.New("storage: backend mismatch")
+	// ErrFormat is returned by Open when the store records a format version
+	// this build does not know.
+	ErrFormat = errors.New("storage: unknown format version")
+	// ErrNotStore is returned by Open for a non-empty directory that is not a
+	// fasd store.
+	ErrNotStore = errors.New("storage: not a fasd store")
+	// ErrBatchTooLarge is returned by Batch.Set or Batch.Delete when the
+	// engine cannot make the batch any larger and still commit it atomically.
+	ErrBatchTooLarge = errors.New("storage: batch too large for one atomic commit")
+	// ErrBatchDone is returned when a committed or closed batch is used again.
+	ErrBatchDone = errors.New("storage: batch already committed or closed")
+)
+
+// Backend names a storage engine.
+type Backend string
+
+// The available backends.
+const (
+	Pebble Backend = "pebble"
+	Badger Backend = "badger"
+)
+
+// FormatVersion is the storage format this build writes and reads.
+const FormatVersion = 1
+
+// Reader reads keys. Implementations: Store (the latest committed state) and
+// Snapshot (a fixed state).
+type Reader interface {
+	// Get returns a copy of the value of key, owned by the caller, or an
+	// error wrapping ErrNotFound.
+	Get(key []byte) ([]byte, error)
+	// NewIter returns an iterator over the keys in [lower, upper) in
+	// ascending order. A nil lower means the first key, a nil upper means no
+	// upper bound. The iterator starts unpositioned: call First or SeekGE.
+	NewIter(lower, upper []byte) (Iterator, error)
+}
+
+// Iterator walks keys in ascending order.
+//
+// Key and Value return slices that stay valid only until the next call that
+// moves the iterator or closes it; copy them to keep them.
+type Iterator interface {
+	// First moves to the first key in range and reports whether there is one.
+	First() bool
+	// SeekGE moves to the first key ≥ key in range.
+	SeekGE(key []byte) bool
+	// Next moves to the following key and reports whether there is one.
+	Next() bool
+	// Valid reports whether the iterator is positioned on a key.
+	Valid() bool
+	// Key returns the current key.
+	Key() []byte
+	// Value returns the current value.
+	Value() ([]byte, error)
+	// Err returns the first error the iterator met, if any.
+	Err() error
+	// Close releases the iterator. A second call is harmless.
+	Close() error
+}
+
+// Snapshot is a consistent, immutable view of the store at the moment it was
+// taken. It must be closed.
+type Snapshot interface {
+	Reader
+	// Close releases the snapshot. A second call is harmless.
+	Close() error
+}
+
+// Batch collects writes that Commit applies atomically: after a crash either
+// all of them are visible or none. A Batch does not see its own writes
+// through Get; read the store instead. Keys and values are copied, so the
+// caller may reuse its buffers after Set returns.
+type Batch interface {
+	// Set stores value under key.
+	Set(key, value []byte) error
+	// Delete removes key; deleting an absent key is not an error.
+	Delete(key []byte) error
+	// Count returns the number of operations in the batch.
+	Count() int
+	// Len returns the approximate size of the batch in bytes.
+	Len() int
+	// Commit applies the batch durably (synced to disk unless the store was
+	// opened with NoSync). The batch cannot be used afterwards.
+	Commit() error
+	// Close discards an uncommitted batch. A second call, or a call after
+	// Commit, is harmless. Meant to be deferred.
+	Close() error
+}
+
+// Store is an open key-value store.
+type Store interface {
+	Reader
+	// NewBatch starts an atomic write batch.
+	NewBatch() Batch
+	// NewSnapshot takes a consistent read snapshot.
+	NewSnapshot() (Snapshot, error)
+	// Backend names the engine behind the store.
+	Backend() Backend
+	// Close flushes and closes the store. A second call returns nil.
+	Close() error
+}
+
+// Options configure Open. A nil *Options means all defaults; zero fields
+// mean the default.
+type Options struct {
+	// Backend selects the engine. Empty means: the backend recorded in an
+	// existing store, or Pebble for a new one. Naming a backend that differs
+	// from the recorded one fails with ErrBackendMismatch.
+	Backend Backend
+	// InMemory keeps the whole store in memory with the engine's own
+	// in-memory file system (Pebble's vfs.NewMem, Badger's InMemory mode);
+	// dir is then ignored. Meant for tests and benchmarks.
+	InMemory bool
+	// NoSync skips the fsync on commit. A crash may then lose the most
+	// recent batches (never part of one). Bulk loaders use it and sync at
+	// the end through their own completion marker.
+	NoSync bool
+	// CacheBytes is the engine's block cache size; 0 means 64 MiB.
+	CacheBytes int64
+}
+
+// EnsureDefaults returns a copy of o (or of the zero Options for nil) with
+// defaults filled in for a store whose recorded backend is recorded ("" for
+// a new store).
+func (o *Options) ensureDefaults(recorded Backend) Options {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	if c.Backend == "" {
+		c.Backend = recorded
+	}
+	if c.Backend == "" {
+		c.Backend = Pebble
+	}
+	if c.CacheBytes == 0 {
+		c.CacheBytes = 64 << 20
+	}
+	return c
+}
+
+// Validate reports every problem with the options.
+func (o *Options) Validate() error {
+	if o == nil {
+		return nil
+	}
+	var errs []error
+	switch o.Backend {
+	case "", Pebble, Badger:
+	default:
+		errs = append(errs, fmt.Errorf("storage: unknown backend %q (want %q or %q)", o.Backend, Pebble, Badger))
+	}
+	if o.CacheBytes < 0 {
+		errs = append(errs, fmt.Errorf("storage: CacheBytes must not be negative, got %d", o.CacheBytes))
+	}
+	return errors.Join(errs...)
+}
+
+// ParseBackend turns a user-supplied name into a Backend.
+func ParseBackend(name string) (Backend, error) {
+	switch Backend(name) {
+	case Pebble, Badger:
+		return Backend(name), nil
+	case "":
+		return "", nil
+	}
+	return "", fmt.Errorf("storage: unknown backend %q (want %q or %q)", name, Pebble, Badger)
+}
+
+// PrefixEnd returns the smallest key greater than every key with the given
+// prefix, for use as an exclusive upper bound, or nil if there is none (the
+// prefix is all 0xff bytes).
+func PrefixEnd(prefix []byte) []byte {
+	end := append([]byte(nil), prefix...)
+	for i := len(end) - 1; i >= 0; i-- {
+		end[i]++
+		if end[i] != 0 {
+			return end[:i+1]
+		}
+	}
+	return nil
+}
