@@ -1,0 +1,62 @@
+// Package dump reads and writes graph dumps in the FairGNN format: a node
+// table (CSV with a header, one row per node) and an edge list (one pair of
+// endpoints per line). Files may be plain or gzip; gzip is recognised by its
+// magic bytes, not by the file name.
+//
+// The package parses and checks; it does not store anything. Package index
+// uses it to load a dump into a store.
+//
+// # Node files: two passes
+//
+// Scaling features to [-1, 1] needs every column's minimum and maximum before
+// the first row can be emitted, and a dump may be far larger than memory.
+// Reading is therefore split in two passes over the file:
+//
+//  1. Analyze (or AnalyzeFile) reads the header, resolves a Spec against it
+//     and checks every row: field count, numbers, node ids (no duplicates),
+//     sensitive and label mappings. It returns a Table with the column
+//     layout, per-feature min/max and the group and label counts. It keeps
+//     one map entry per node id and no row data.
+//  2. Table.OpenRows (or NewRowReader) streams the rows again, scaled, as
+//     Row values that are reused from row to row. It checks that it sees the
+//     same bytes as pass 1 (a hash over all rows) and fails with ErrChanged
+//     otherwise, so a file swapped between passes cannot slip through.
+//
+// Rows are numbered 0…n-1 in file order; that index is the node's dense id.
+// With no id column the row index is also the node id.
+//
+// # Conventions (FairGNN / DIG, see method.md §1)
+//
+//   - Sensitive attribute, numeric mapping: v < 0 is Unknown (-1), v > Threshold
+//     (default 0) is group 1, the rest group 0. Named mapping: listed strings only.
+//   - Label, numeric mapping: the unlabelled value (default -1) is Unlabelled,
+//     0 is class 0, every v ≥ 1 is class 1 ("values > 1 become 1").
+//   - Features: every other column in file order unless listed; scaled as
+//     x' = 2(x-min)/(max-min) - 1, a constant column becomes 0.
+//   - Edge endpoints are int64 ids, or row indices, in decimal or in float
+//     notation with an integral value (8.380e+02 is 838; float notation is only
+//     accepted up to 2^53, where it is exact).
+//
+// # Errors
+//
+// Every bad-input error is an *Error carrying the file, line and column and
+// one error class (ErrFieldCount, ErrNotNumber, ErrNonFinite, ErrBadID,
+// ErrDuplicateID, ErrUnmappedSensitive, ErrUnmappedLabel, ErrBadEdge, …):
+//
+//	nba.csv:17: column "AGE": not a number: "abc"
+//
+// Test the class with errors.Is and get the position with errors.As.
+//
+// # Writing
+//
+// NodeWriter and EdgeWriter write the same format (used by the synthetic
+// generator); Create opens an output file, gzip when the name ends in ".gz".
+// Written dumps parse back to the same values.
+//
+// # Caveats
+//
+// CSV quoting follows encoding/csv (RFC 4180): a quoted field may span lines,
+// and Row.Line is where the row starts. Header names are matched exactly
+// (a leading UTF-8 BOM is dropped). Cells are trimmed of spaces before they
+// are parsed as numbers or looked up in a named mapping.
+package dump

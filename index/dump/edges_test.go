@@ -1,0 +1,84 @@
+package dump
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// Ensure that ParseEdgeLine accepts ids, float notation and blanks, and
+// refuses everything else with a precise message.
+func TestParseEdgeLine(t *testing.T) {
+	cases := []struct {
+		in    string
+		u, v  int64
+		blank bool
+		msg   string // "" when valid
+	}{
+		{"1\t2\n", 1, 2, false, ""},
+		{"  17   42  \r\n", 17, 42, false, ""},
+		{"8.380e+02\t1.0E1", 838, 10, false, ""},
+		{"-5 +6", -5, 6, false, ""},
+		{"1171330003629273088\t16812787", 1171330003629273088, 16812787, false, ""},
+		{"9223372036854775807 0", 9223372036854775807, 0, false, ""},
+		{"", 0, 0, true, ""},
+		{" \t\r\n", 0, 0, true, ""},
+		{"1", 0, 0, false, `malformed edge line: one field, want two: "1"`},
+		{"1 2 3", 0, 0, false, `malformed edge line: more than two fields: "1 2 3"`},
+		{"1 x", 0, 0, false, `field 2: malformed edge line: not an integer: "x"`},
+		{"1.5 2", 0, 0, false, `field 1: malformed edge line: not integral: "1.5"`},
+		{"1,2", 0, 0, false, `malformed edge line: one field, want two: "1,2"`},
+		{"nan 2", 0, 0, false, `field 1: malformed edge line: not an integer: "nan"`},
+		{"1e300 2", 0, 0, false, `field 1: malformed edge line: float notation beyond 2^53 is not exact: "1e300"`},
+		{"9223372036854775808 1", 0, 0, false, `field 1: malformed edge line: out of int64 range: "9223372036854775808"`},
+	}
+	for _, c := range cases {
+		u, v, blank, err := ParseEdgeLine([]byte(c.in))
+		if c.msg == "" {
+			if err != nil || u != c.u || v != c.v || blank != c.blank {
+				t.Errorf("%q: got %d %d %v %v", c.in, u, v, blank, err)
+			}
+			continue
+		}
+		if err == nil || err.Error() != c.msg || !errors.Is(err, ErrBadEdge) {
+			t.Errorf("%q: got error %v, want %s", c.in, err, c.msg)
+		}
+	}
+}
+
+// Ensure that EdgeReader skips blank lines, counts lines, accepts a last line
+// without newline and reports file:line on a malformed line.
+func TestEdgeReader(t *testing.T) {
+	er := NewEdgeReader(strings.NewReader("1\t2\n\n3 4\r\n  \n5.0e0\t6"), "e.txt")
+	var got []int64
+	var lines []int
+	for er.Next() {
+		u, v := er.Edge()
+		got = append(got, u, v)
+		lines = append(lines, er.Line())
+	}
+	if er.Err() != nil || len(got) != 6 || got[4] != 5 || got[5] != 6 || er.Edges() != 3 {
+		t.Errorf("got %v, err %v", got, er.Err())
+	}
+	if lines[0] != 1 || lines[1] != 3 || lines[2] != 5 {
+		t.Errorf("lines %v", lines)
+	}
+
+	er = NewEdgeReader(strings.NewReader("1 2\n3 4\n5 six\n7 8\n"), "e.txt")
+	n := 0
+	for er.Next() {
+		n++
+	}
+	const want = `e.txt:3: field 2: malformed edge line: not an integer: "six"`
+	if n != 2 || er.Err() == nil || er.Err().Error() != want || !errors.Is(er.Err(), ErrBadEdge) {
+		t.Errorf("after %d edges: %v, want %s", n, er.Err(), want)
+	}
+	if er.Next() {
+		t.Error("Next after error")
+	}
+
+	er = NewEdgeReader(strings.NewReader("1 "+strings.Repeat("2", maxEdgeLine)+"\n"), "e.txt")
+	if er.Next() || !errors.Is(er.Err(), ErrBadEdge) || !strings.HasPrefix(er.Err().Error(), "e.txt:1: ") {
+		t.Errorf("long line: %v", er.Err())
+	}
+}

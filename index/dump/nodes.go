@@ -1,0 +1,569 @@
+package dump
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"math"
+	"strconv"
+)
+
+// layout is a Spec resolved against a header.
+type layout struct {
+	spec      Spec
+	header    []string
+	id        int // -1: no id column
+	sens      int
+	label     int
+	feat      []int
+	unlabel   float64
+	hasUnlab  bool
+	endpoints Endpoints
+}
+
+func newLayout(header []string, spec Spec) (*layout, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	l := &layout{spec: spec, header: header, id: -1, endpoints: spec.Endpoints}
+	if l.endpoints == EndpointsAuto {
+		l.endpoints = EndpointsID
+		if spec.IDColumn == "" {
+			l.endpoints = EndpointsRow
+		}
+	}
+	pos := make(map[string]int, len(header))
+	dup := map[string]bool{}
+	for i, h := range header {
+		if _, ok := pos[h]; ok {
+			dup[h] = true
+		}
+		pos[h] = i
+	}
+	find := func(role, name string) (int, error) {
+		i, ok := pos[name]
+		if !ok {
+			return -1, newError(ErrHeader, fmt.Sprintf("no %s column %q", role, name))
+		}
+		if dup[name] {
+			return -1, newError(ErrHeader, fmt.Sprintf("%s column %q appears more than once", role, name))
+		}
+		return i, nil
+	}
+	var errs []error
+	var err error
+	if spec.IDColumn != "" {
+		if l.id, err = find("id", spec.IDColumn); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if l.sens, err = find("sensitive", spec.Sensitive.Column); err != nil {
+		errs = append(errs, err)
+	}
+	if l.label, err = find("label", spec.Label.Column); err != nil {
+		errs = append(errs, err)
+	}
+	if spec.Features != nil {
+		for _, f := range spec.Features {
+			i, err := find("feature", f)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			l.feat = append(l.feat, i)
+		}
+	} else {
+		skip := map[string]bool{spec.IDColumn: spec.IDColumn != "", spec.Sensitive.Column: true, spec.Label.Column: true}
+		for _, x := range spec.Exclude {
+			if _, err := find("excluded", x); err != nil {
+				errs = append(errs, err)
+			}
+			skip[x] = true
+		}
+		for i, h := range header {
+			if !skip[h] {
+				l.feat = append(l.feat, i)
+			}
+		}
+	}
+	if spec.Label.Named == nil && !spec.Label.AllLabelled {
+		l.hasUnlab = true
+		l.unlabel = -1
+		if spec.Label.Unlabelled != "" {
+			l.unlabel, _ = parseNumber(spec.Label.Unlabelled) // checked by Validate
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// record is one parsed, unscaled row.
+type record struct {
+	id    int64
+	sens  int8
+	label int8
+	vals  []float64
+}
+
+func (l *layout) colError(i int, k error, detail string) *Error {
+	return &Error{Column: l.header[i], Index: i, Kind: k, Detail: detail}
+}
+
+// parse checks and converts one CSV record. rowIndex is the 0-based data row.
+// vals must have len(l.feat) entries.
+func (l *layout) parse(rec []string, rowIndex int, out *record) *Error {
+	if len(rec) != len(l.header) {
+		return newError(ErrFieldCount, fmt.Sprintf("got %d fields, want %d", len(rec), len(l.header)))
+	}
+	if l.id >= 0 {
+		v, detail, ok := parseInteger(rec[l.id])
+		if !ok {
+			return l.colError(l.id, ErrBadID, detail)
+		}
+		out.id = v
+	} else {
+		out.id = int64(rowIndex)
+	}
+	// Sensitive attribute.
+	cell := rec[l.sens]
+	if m := l.spec.Sensitive.Named; m != nil {
+		v, ok := m[trimSpace(cell)]
+		if !ok {
+			return l.colError(l.sens, ErrUnmappedSensitive, strconv.Quote(cell))
+		}
+		out.sens = v
+	} else {
+		v, k := parseNumber(cell)
+		if k != nil {
+			return l.colError(l.sens, k, strconv.Quote(cell))
+		}
+		switch {
+		case v < 0:
+			out.sens = Unknown
+		case v > l.spec.Sensitive.Threshold:
+			out.sens = 1
+		default:
+			out.sens = 0
+		}
+	}
+	// Label.
+	cell = rec[l.label]
+	if m := l.spec.Label.Named; m != nil {
+		v, ok := m[trimSpace(cell)]
+		if !ok {
+			return l.colError(l.label, ErrUnmappedLabel, strconv.Quote(cell))
+		}
+		out.label = v
+	} else {
+		v, k := parseNumber(cell)
+		if k != nil {
+			return l.colError(l.label, k, strconv.Quote(cell))
+		}
+		switch {
+		case l.hasUnlab && v == l.unlabel:
+			out.label = Unlabelled
+		case v == 0:
+			out.label = 0
+		case v >= 1:
+			out.label = 1
+		default:
+			return l.colError(l.label, ErrUnmappedLabel, strconv.Quote(cell))
+		}
+	}
+	// Features.
+	for j, i := range l.feat {
+		v, k := parseNumber(rec[i])
+		if k != nil {
+			return l.colError(i, k, strconv.Quote(rec[i]))
+		}
+		if !l.spec.Scale && math.Abs(v) > math.MaxFloat32 {
+			return l.colError(i, ErrNonFinite, "out of float32 range: "+strconv.Quote(rec[i]))
+		}
+		out.vals[j] = v
+	}
+	return nil
+}
+
+// Table is the result of the first pass over a node file: the resolved
+// columns and the statistics every row was checked against. It holds one
+// map entry per node id (for the duplicate check and for Resolve) and no row
+// data. A Table is safe for concurrent use once returned.
+type Table struct {
+	Name         string   // file name used in errors
+	Columns      []string // the header, in file order
+	FeatureNames []string // feature columns, in feature order
+	Rows         int      // data rows (nodes)
+	// Min and Max are the raw per-feature extremes over all rows.
+	Min, Max []float64
+	// Groups counts nodes per sensitive group; UnknownSensitive those with an
+	// unknown sensitive value.
+	Groups           [2]int
+	UnknownSensitive int
+	// Labels counts nodes per class; NumUnlabelled the others.
+	Labels        [2]int
+	NumUnlabelled int
+	// Joint[s+1][y+1] counts nodes by (sensitive, label), -1 included.
+	Joint [3][3]int
+
+	layout *layout
+	ids    map[int64]int32
+	seed   maphash.Seed
+	sum    uint64
+}
+
+// Features returns the number of feature columns.
+func (t *Table) Features() int { return len(t.FeatureNames) }
+
+// Spec returns the spec the table was analysed with.
+func (t *Table) Spec() Spec { return t.layout.spec }
+
+// Endpoints returns how edge endpoints name nodes (never EndpointsAuto).
+func (t *Table) Endpoints() Endpoints { return t.layout.endpoints }
+
+// Resolve maps an edge endpoint to its 0-based row index.
+func (t *Table) Resolve(endpoint int64) (row int, ok bool) {
+	if t.layout.endpoints == EndpointsRow || t.ids == nil {
+		if endpoint >= 0 && endpoint < int64(t.Rows) {
+			return int(endpoint), true
+		}
+		return -1, false
+	}
+	r, ok := t.ids[endpoint]
+	if !ok {
+		return -1, false
+	}
+	return int(r), true
+}
+
+// checkEvery is how many rows pass 1 reads between context checks.
+const checkEvery = 4096
+
+func newCSV(r io.Reader) *csv.Reader {
+	cr := csv.NewReader(r)
+	cr.ReuseRecord = true
+	cr.FieldsPerRecord = -1
+	return cr
+}
+
+// readErr converts an error of csv.Reader into an *Error.
+func readErr(name string, err error) *Error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return &Error{File: name, Line: pe.Line, Index: -1, Kind: ErrSyntax,
+			Detail: "byte " + strconv.Itoa(pe.Column), Err: pe.Err}
+	}
+	return &Error{File: name, Index: -1, Kind: ErrRead, Err: err}
+}
+
+func readHeader(cr *csv.Reader, name string) ([]string, error) {
+	rec, err := cr.Read()
+	if err == io.EOF {
+		return nil, &Error{File: name, Line: 1, Index: -1, Kind: ErrHeader, Detail: "empty file"}
+	}
+	if err != nil {
+		return nil, readErr(name, err)
+	}
+	h := append([]string(nil), rec...)
+	if len(h) > 0 && len(h[0]) >= 3 && h[0][:3] == "\xef\xbb\xbf" { // UTF-8 BOM
+		h[0] = h[0][3:]
+	}
+	return h, nil
+}
+
+func hashRecord(h *maphash.Hash, rec []string) {
+	for _, f := range rec {
+		h.WriteString(f)
+		h.WriteByte(0x1f)
+	}
+	h.WriteByte(0x1e)
+}
+
+// Analyze is pass 1 over a node file: it reads the header, resolves spec
+// against it, checks every row (field count, numbers, ids, mappings) and
+// computes per-feature min and max and the group and label counts. Memory is
+// bounded by one map entry per node id. r must yield decompressed CSV (see
+// Open and NewReader); name is used in error messages.
+func Analyze(ctx context.Context, r io.Reader, name string, spec Spec) (*Table, error) {
+	cr := newCSV(r)
+	header, err := readHeader(cr, name)
+	if err != nil {
+		return nil, err
+	}
+	l, err := newLayout(header, spec)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) && e.Kind == ErrHeader {
+			e.File, e.Line = name, 1
+		}
+		return nil, err
+	}
+	t := &Table{Name: name, Columns: header, layout: l, seed: maphash.MakeSeed()}
+	for _, i := range l.feat {
+		t.FeatureNames = append(t.FeatureNames, header[i])
+	}
+	nf := len(l.feat)
+	t.Min, t.Max = make([]float64, nf), make([]float64, nf)
+	for j := range t.Min {
+		t.Min[j], t.Max[j] = math.Inf(1), math.Inf(-1)
+	}
+	if l.id >= 0 {
+		t.ids = make(map[int64]int32)
+	}
+	var h maphash.Hash
+	h.SetSeed(t.seed)
+	rec := record{vals: make([]float64, nf)}
+	for {
+		if t.Rows%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		fields, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, readErr(name, err)
+		}
+		line, _ := cr.FieldPos(0)
+		if e := l.parse(fields, t.Rows, &rec); e != nil {
+			e.File, e.Line = name, line
+			return nil, e
+		}
+		if t.ids != nil {
+			if first, dup := t.ids[rec.id]; dup {
+				return nil, &Error{File: name, Line: line, Column: header[l.id], Index: l.id, Kind: ErrDuplicateID,
+					Detail: fmt.Sprintf("%d (first in data row %d)", rec.id, first+1)}
+			}
+			if t.Rows >= math.MaxInt32 {
+				return nil, &Error{File: name, Line: line, Index: -1, Kind: ErrRead, Detail: "more than 2^31-1 rows"}
+			}
+			t.ids[rec.id] = int32(t.Rows)
+		}
+		for j, v := range rec.vals {
+			t.Min[j] = min(t.Min[j], v)
+			t.Max[j] = max(t.Max[j], v)
+		}
+		if rec.sens >= 0 {
+			t.Groups[rec.sens]++
+		} else {
+			t.UnknownSensitive++
+		}
+		if rec.label >= 0 {
+			t.Labels[rec.label]++
+		} else {
+			t.NumUnlabelled++
+		}
+		t.Joint[rec.sens+1][rec.label+1]++
+		hashRecord(&h, fields)
+		t.Rows++
+	}
+	t.sum = h.Sum64()
+	return t, nil
+}
+
+// AnalyzeFile opens path (plain or gzip) and runs Analyze on it.
+func AnalyzeFile(ctx context.Context, path string, spec Spec) (*Table, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Analyze(ctx, f, f.Name(), spec)
+}
+
+// Row is one node as streamed by pass 2.
+type Row struct {
+	Index     int   // 0-based data row: the node's dense index
+	Line      int   // line in the file where the row starts
+	ID        int64 // node id (the row index if there is no id column)
+	Sensitive int8  // 0, 1 or Unknown
+	Label     int8  // 0, 1 or Unlabelled
+	// Features holds the feature values, scaled if the Spec says so. The
+	// slice belongs to the RowReader and is overwritten by the next Next.
+	Features []float32
+}
+
+// RowReader is pass 2: it streams the rows of the node file analysed into a
+// Table, scaled. It follows the Next/Row/Err pattern:
+//
+//	rr, err := table.OpenRows(path)
+//	...
+//	defer rr.Close()
+//	for rr.Next() {
+//		row := rr.Row()
+//		...
+//	}
+//	if err := rr.Err(); err != nil { ... }
+//
+// A RowReader is not safe for concurrent use.
+type RowReader struct {
+	t     *Table
+	cr    *csv.Reader
+	file  *File
+	h     maphash.Hash
+	rec   record
+	row   Row
+	lo    []float64 // per-feature min
+	span  []float64 // per-feature max-min (0: constant column)
+	n     int       // rows read so far
+	err   error
+	state int // 0 before header, 1 reading, 2 done
+}
+
+// NewRowReader starts pass 2 on r, which must yield the same content as the
+// reader given to Analyze.
+func (t *Table) NewRowReader(r io.Reader) *RowReader {
+	rr := &RowReader{t: t, cr: newCSV(r)}
+	rr.h.SetSeed(t.seed)
+	nf := len(t.FeatureNames)
+	rr.rec.vals = make([]float64, nf)
+	rr.row.Features = make([]float32, nf)
+	rr.lo, rr.span = make([]float64, nf), make([]float64, nf)
+	for j := range nf {
+		rr.lo[j] = t.Min[j]
+		rr.span[j] = t.Max[j] - t.Min[j]
+	}
+	return rr
+}
+
+// OpenRows opens path (plain or gzip) and starts pass 2 on it. Close the
+// RowReader to close the file.
+func (t *Table) OpenRows(path string) (*RowReader, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	rr := t.NewRowReader(f)
+	rr.file = f
+	return rr, nil
+}
+
+// Progress returns the bytes consumed and the size of the file on disk when
+// the reader was opened with OpenRows, else 0, 0.
+func (rr *RowReader) Progress() (done, total int64) {
+	if rr.file == nil {
+		return 0, 0
+	}
+	return rr.file.Offset(), rr.file.Size()
+}
+
+func (rr *RowReader) fail(e *Error) bool {
+	if e.File == "" {
+		e.File = rr.t.Name
+	}
+	rr.err, rr.state = e, 2
+	return false
+}
+
+// Next advances to the next row. It returns false at the end or on error.
+func (rr *RowReader) Next() bool {
+	if rr.state == 2 {
+		return false
+	}
+	t := rr.t
+	if rr.state == 0 {
+		h, err := readHeader(rr.cr, t.Name)
+		if err != nil {
+			var e *Error
+			errors.As(err, &e)
+			return rr.fail(e)
+		}
+		if !equalStrings(h, t.Columns) {
+			return rr.fail(&Error{Line: 1, Index: -1, Kind: ErrChanged, Detail: "header differs"})
+		}
+		rr.state = 1
+	}
+	fields, err := rr.cr.Read()
+	if err == io.EOF {
+		if rr.n != t.Rows || rr.h.Sum64() != t.sum {
+			return rr.fail(&Error{Index: -1, Kind: ErrChanged, Detail: "rows differ from the first pass"})
+		}
+		rr.state = 2
+		return false
+	}
+	if err != nil {
+		return rr.fail(readErr(t.Name, err))
+	}
+	line, _ := rr.cr.FieldPos(0)
+	index := rr.n
+	if e := t.layout.parse(fields, index, &rr.rec); e != nil {
+		e.Line = line
+		e.Kind, e.Detail = ErrChanged, e.Error()
+		e.Column, e.Index = "", -1
+		return rr.fail(e)
+	}
+	if index >= t.Rows {
+		return rr.fail(&Error{Line: line, Index: -1, Kind: ErrChanged, Detail: "more rows than in the first pass"})
+	}
+	hashRecord(&rr.h, fields)
+	rr.n++
+	rr.row.Index, rr.row.Line, rr.row.ID = index, line, rr.rec.id
+	rr.row.Sensitive, rr.row.Label = rr.rec.sens, rr.rec.label
+	scale := t.layout.spec.Scale
+	for j, v := range rr.rec.vals {
+		if !scale {
+			rr.row.Features[j] = float32(v)
+			continue
+		}
+		x, ok := scaleValue(v, rr.lo[j], rr.span[j], t.Max[j])
+		if !ok {
+			return rr.fail(&Error{Line: line, Column: t.FeatureNames[j], Index: t.layout.feat[j], Kind: ErrChanged,
+				Detail: "value outside the first pass's range: " + strconv.FormatFloat(v, 'g', -1, 64)})
+		}
+		rr.row.Features[j] = x
+	}
+	return true
+}
+
+// scaleValue maps v ∈ [lo, hi] to [-1, 1]; span is hi-lo (possibly +Inf
+// when the range overflows float64). A constant column maps to 0. ok is false
+// when v lies outside [lo, hi].
+func scaleValue(v, lo, span, hi float64) (float32, bool) {
+	if v < lo || v > hi {
+		return 0, false
+	}
+	if span == 0 {
+		return 0, true
+	}
+	var u float64
+	if math.IsInf(span, 0) {
+		u = (v/2 - lo/2) / (hi/2 - lo/2)
+	} else {
+		u = (v - lo) / span
+	}
+	x := 2*u - 1
+	return float32(max(-1, min(1, x))), true
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Row returns the current row. It is valid until the next call to Next.
+func (rr *RowReader) Row() *Row { return &rr.row }
+
+// Err returns the error that stopped Next, or nil at a clean end.
+func (rr *RowReader) Err() error { return rr.err }
+
+// Close closes the file opened by OpenRows; otherwise it does nothing. A
+// second call is harmless.
+func (rr *RowReader) Close() error {
+	if rr.file == nil {
+		return nil
+	}
+	return rr.file.Close()
+}

@@ -1,0 +1,97 @@
+package dump
+
+import (
+	"errors"
+	"math"
+	"strconv"
+)
+
+// maxExactFloat is 2^53: above it, not every integer has a float64 spelling,
+// so an id written in float notation could silently name another node.
+const maxExactFloat = 1 << 53
+
+// trimSpace removes ASCII spaces and tabs (and a trailing CR) around s.
+func trimSpace(s string) string {
+	i, j := 0, len(s)
+	for i < j && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	for j > i && (s[j-1] == ' ' || s[j-1] == '\t' || s[j-1] == '\r') {
+		j--
+	}
+	return s[i:j]
+}
+
+// parseNumber parses a finite float64. On failure it returns the error class
+// (ErrNotNumber or ErrNonFinite).
+func parseNumber(s string) (float64, error) {
+	t := trimSpace(s)
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil {
+		if errors.Is(err, strconv.ErrRange) && math.IsInf(v, 0) {
+			return 0, ErrNonFinite
+		}
+		// ParseFloat returns the nearest value for underflow with ErrRange;
+		// a tiny number is still a number.
+		if errors.Is(err, strconv.ErrRange) {
+			return v, nil
+		}
+		return 0, ErrNotNumber
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, ErrNonFinite
+	}
+	return v, nil
+}
+
+// parseInteger parses an int64 written as a decimal integer or in float
+// notation with an integral value (8.380e+02 → 838). Float notation is only
+// accepted up to 2^53 in magnitude, where it is exact. detail explains a
+// failure.
+func parseInteger[T ~string | ~[]byte](b T) (v int64, detail string, ok bool) {
+	if v, ok := parseDecimal(b); ok {
+		return v, "", true
+	}
+	s := trimSpace(string(b))
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return v, "", true
+	} else if errors.Is(err, strconv.ErrRange) {
+		return 0, "out of int64 range: " + strconv.Quote(s), false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, "not an integer: " + strconv.Quote(s), false
+	}
+	if f != math.Trunc(f) {
+		return 0, "not integral: " + strconv.Quote(s), false
+	}
+	if math.Abs(f) > maxExactFloat {
+		return 0, "float notation beyond 2^53 is not exact: " + strconv.Quote(s), false
+	}
+	return int64(f), "", true
+}
+
+// parseDecimal is the allocation-free fast path of parseInteger: an optional
+// sign followed by 1–18 ASCII digits (always within int64).
+func parseDecimal[T ~string | ~[]byte](b T) (int64, bool) {
+	neg := false
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		neg = b[0] == '-'
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var v int64
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
