@@ -1,0 +1,46 @@
+// Package autodiff is a tape-based reverse-mode automatic differentiation
+// engine over the dense tensors of package tensor, with exactly the
+// operations FASD's networks need (GCN normalisation and propagation,
+// multi-head tanh attention over channel stacks, linear maps, activations,
+// masks, concatenation, dropout and the three losses).
+//
+// # Concepts
+//
+// A [Tape] records operations as they run. Each operation returns a [*Var]
+// holding its value and, when any input needs one, a gradient buffer.
+// [Tape.Backward] walks the record in reverse and accumulates gradients into
+// every Var that needs one. Parameters are [*Param]s owned by the model; on a
+// tape they appear as persistent leaf Vars ([Tape.Param]) whose gradients are
+// added to Param.Grad by [Tape.AccumulateGrads]. Inputs whose gradient is
+// wanted (∇_X, ∇_A) are leaves made by [Tape.Input] with needGrad set.
+//
+// Typical step:
+//
+//	tp.Reset()
+//	x := tp.Input(X, false)
+//	h := tp.Act(tp.Linear(x, tp.Param(w), tp.Param(b)), autodiff.ReLU)
+//	loss := tp.SquaredError(h, target, 1)
+//	tp.Backward(loss)
+//	tp.AccumulateGrads() // Param.Grad += ∂loss/∂param
+//
+// # Invariants
+//
+//   - Memory: every value and gradient buffer comes from the tape's arena and
+//     is handed out again, in the same order, after [Tape.Reset]. A training
+//     loop that records the same sequence of shapes therefore allocates
+//     nothing in steady state. Vars returned by a tape (and their slices) are
+//     valid only until the next Reset of that tape.
+//   - Inputs are aliased, not copied: the caller must not change a tensor
+//     passed to Input or Param between the forward pass and Backward.
+//   - Operations never start goroutines. A Tape is not safe for concurrent
+//     use; parallel training uses one tape per worker (package nn).
+//   - Shapes follow package tensor: node features B×N×F, adjacency B×N×N,
+//     channel stacks B×C×N×N, masks B·N values.
+//
+// # Caveats
+//
+// Shape mismatches are programmer errors and panic with an "autodiff:"
+// message. Gradients at non-differentiable points follow the usual
+// conventions: ReLU'(0) = 0, the degree clamp max(1, d) passes no gradient
+// when d ≤ 1, an overwritten diagonal passes none.
+package autodiff

@@ -1,0 +1,343 @@
+package autodiff
+
+import (
+	"math/rand/v2"
+
+	"github.com/fasd-db/fasd/fasd/tensor"
+)
+
+// Activation selects an elementwise nonlinearity.
+type Activation uint8
+
+// The supported activations. ELU uses α = 1.
+const (
+	Identity Activation = iota
+	ReLU
+	ELU
+	Tanh
+	Sigmoid
+)
+
+// String names the activation.
+func (a Activation) String() string {
+	switch a {
+	case Identity:
+		return "identity"
+	case ReLU:
+		return "relu"
+	case ELU:
+		return "elu"
+	case Tanh:
+		return "tanh"
+	case Sigmoid:
+		return "sigmoid"
+	}
+	return "unknown"
+}
+
+// Act applies an activation elementwise. Identity returns x itself.
+func (t *Tape[T]) Act(x *Var[T], kind Activation) *Var[T] {
+	if kind == Identity {
+		return x
+	}
+	out := t.newVar(x.Value.Shape, x.req)
+	y, xd := out.Value.Data, x.Value.Data
+	switch kind {
+	case ReLU:
+		for i, v := range xd {
+			y[i] = max(v, 0)
+		}
+	case ELU:
+		for i, v := range xd {
+			if v > 0 {
+				y[i] = v
+			} else {
+				y[i] = tensor.Exp(v) - 1
+			}
+		}
+	case Tanh:
+		tensor.TanhTo(y, xd)
+	case Sigmoid:
+		for i, v := range xd {
+			y[i] = tensor.Sigmoid(v)
+		}
+	default:
+		panic("autodiff: unknown activation")
+	}
+	n := t.push(opAct)
+	n.out, n.a = out, x
+	n.i[0] = int(kind)
+	return out
+}
+
+// bwAct uses only the output: relu' = 1[y>0], elu' = y+1 for y ≤ 0,
+// tanh' = 1−y², sigmoid' = y(1−y).
+func (t *Tape[T]) bwAct(n *node[T]) {
+	if !n.a.req {
+		return
+	}
+	y, g, ga := n.out.Value.Data, n.out.Grad, n.a.Grad
+	switch Activation(n.i[0]) {
+	case ReLU:
+		for i, v := range y {
+			if v > 0 {
+				ga[i] += g[i]
+			}
+		}
+	case ELU:
+		for i, v := range y {
+			if v > 0 {
+				ga[i] += g[i]
+			} else {
+				ga[i] += g[i] * (v + 1)
+			}
+		}
+	case Tanh:
+		for i, v := range y {
+			ga[i] += g[i] * (1 - v*v)
+		}
+	case Sigmoid:
+		for i, v := range y {
+			ga[i] += g[i] * v * (1 - v)
+		}
+	}
+}
+
+// Add returns a + b (same shape).
+func (t *Tape[T]) Add(a, b *Var[T]) *Var[T] {
+	mustShape(a.Value.Shape == b.Value.Shape, "Add: %v + %v", a.Value.Shape, b.Value.Shape)
+	out := t.newVar(a.Value.Shape, anyReq(a, b))
+	for i, v := range a.Value.Data {
+		out.Value.Data[i] = v + b.Value.Data[i]
+	}
+	n := t.push(opAdd)
+	n.out, n.a, n.b = out, a, b
+	return out
+}
+
+func (t *Tape[T]) bwAdd(n *node[T]) {
+	if n.a.req {
+		addTo(n.a.Grad, n.out.Grad)
+	}
+	if n.b.req {
+		addTo(n.b.Grad, n.out.Grad)
+	}
+}
+
+// Mul returns the elementwise product a ⊙ b (same shape).
+func (t *Tape[T]) Mul(a, b *Var[T]) *Var[T] {
+	mustShape(a.Value.Shape == b.Value.Shape, "Mul: %v ⊙ %v", a.Value.Shape, b.Value.Shape)
+	out := t.newVar(a.Value.Shape, anyReq(a, b))
+	for i, v := range a.Value.Data {
+		out.Value.Data[i] = v * b.Value.Data[i]
+	}
+	n := t.push(opMul)
+	n.out, n.a, n.b = out, a, b
+	return out
+}
+
+func (t *Tape[T]) bwMul(n *node[T]) {
+	g := n.out.Grad
+	if n.a.req {
+		for i, v := range n.b.Value.Data {
+			n.a.Grad[i] += g[i] * v
+		}
+	}
+	if n.b.req {
+		for i, v := range n.a.Value.Data {
+			n.b.Grad[i] += g[i] * v
+		}
+	}
+}
+
+// Scale returns s·x.
+func (t *Tape[T]) Scale(x *Var[T], s T) *Var[T] {
+	out := t.newVar(x.Value.Shape, x.req)
+	for i, v := range x.Value.Data {
+		out.Value.Data[i] = s * v
+	}
+	n := t.push(opScale)
+	n.out, n.a, n.f = out, x, s
+	return out
+}
+
+func (t *Tape[T]) bwScale(n *node[T]) {
+	if n.a.req {
+		for i, g := range n.out.Grad {
+			n.a.Grad[i] += n.f * g
+		}
+	}
+}
+
+// Reshape returns a view of x with another shape of equal length. The view
+// shares value and gradient with x, so it records nothing.
+func (t *Tape[T]) Reshape(x *Var[T], s tensor.Shape) *Var[T] {
+	mustShape(s.Len() == x.Value.Shape.Len(), "Reshape: %v to %v", x.Value.Shape, s)
+	v := t.pooledVar()
+	v.Value = tensor.Dense[T]{Data: x.Value.Data, Shape: s}
+	v.Grad, v.req = x.Grad, x.req
+	return v
+}
+
+// GatherCols selects, from every row of x (…, C·group), the column window
+// [c·group+off, c·group+off+width) of each of the C groups; the result is
+// (…, C·width). s_φ uses it to pick the V blocks out of the fused Q|K|V.
+func (t *Tape[T]) GatherCols(x *Var[T], group, off, width int) *Var[T] {
+	xs := x.Value.Shape
+	cols := xs.Dim(-1)
+	mustShape(group > 0 && cols%group == 0 && off >= 0 && width >= 0 && off+width <= group, "GatherCols: %v group %d window [%d,+%d)", xs, group, off, width)
+	c := cols / group
+	out := t.newVar(xs.WithDim(-1, c*width), x.req)
+	rows := xs.Rows()
+	for r := 0; r < rows; r++ {
+		for ci := 0; ci < c; ci++ {
+			copy(out.Value.Data[r*c*width+ci*width:r*c*width+(ci+1)*width], x.Value.Data[r*cols+ci*group+off:])
+		}
+	}
+	n := t.push(opGatherCols)
+	n.out, n.a = out, x
+	n.i = [4]int{rows, c, group, off}
+	n.f = T(width)
+	return out
+}
+
+func (t *Tape[T]) bwGatherCols(n *node[T]) {
+	if !n.a.req {
+		return
+	}
+	rows, c, group, off, width := n.i[0], n.i[1], n.i[2], n.i[3], int(n.f)
+	cols := c * group
+	for r := 0; r < rows; r++ {
+		for ci := 0; ci < c; ci++ {
+			addTo(n.a.Grad[r*cols+ci*group+off:r*cols+ci*group+off+width], n.out.Grad[r*c*width+ci*width:])
+		}
+	}
+}
+
+// ConcatLast concatenates along the last dimension; all inputs must agree on
+// the other dimensions.
+func (t *Tape[T]) ConcatLast(xs ...*Var[T]) *Var[T] {
+	mustShape(len(xs) > 0, "ConcatLast: no inputs")
+	s0 := xs[0].Value.Shape
+	total := 0
+	req := false
+	for _, x := range xs {
+		s := x.Value.Shape
+		mustShape(s.Rank() == s0.Rank() && s.Rows() == s0.Rows(), "ConcatLast: %v with %v", s, s0)
+		total += s.Dim(-1)
+		req = req || x.req
+	}
+	out := t.newVar(s0.WithDim(-1, total), req)
+	rows := s0.Rows()
+	off := 0
+	for _, x := range xs {
+		w := x.Value.Shape.Dim(-1)
+		for r := 0; r < rows; r++ {
+			copy(out.Value.Data[r*total+off:r*total+off+w], x.Value.Data[r*w:(r+1)*w])
+		}
+		off += w
+	}
+	n := t.push(opConcatLast)
+	n.out = out
+	n.ins = append(n.ins, xs...)
+	n.i[0], n.i[1] = rows, total
+	return out
+}
+
+func (t *Tape[T]) bwConcatLast(n *node[T]) {
+	rows, total := n.i[0], n.i[1]
+	off := 0
+	for _, x := range n.ins {
+		w := x.Value.Shape.Dim(-1)
+		if x.req {
+			for r := 0; r < rows; r++ {
+				addTo(x.Grad[r*w:(r+1)*w], n.out.Grad[r*total+off:])
+			}
+		}
+		off += w
+	}
+}
+
+// ConcatChan concatenates channel stacks along dimension 1. Inputs are
+// (B, C_i, N, N), or (B, N, N) counted as one channel; the result is
+// (B, ΣC_i, N, N).
+func (t *Tape[T]) ConcatChan(xs ...*Var[T]) *Var[T] {
+	mustShape(len(xs) > 0, "ConcatChan: no inputs")
+	_, nn := squareMats(xs[0].Value.Shape, "ConcatChan")
+	bn := xs[0].Value.Shape.Dim(0)
+	total := 0
+	req := false
+	for _, x := range xs {
+		mats, n2 := squareMats(x.Value.Shape, "ConcatChan")
+		mustShape(n2 == nn && x.Value.Shape.Dim(0) == bn && (x.Value.Shape.Rank() == 3 || x.Value.Shape.Rank() == 4), "ConcatChan: %v with %v", x.Value.Shape, xs[0].Value.Shape)
+		if bn > 0 {
+			total += mats / bn
+		} else if x.Value.Shape.Rank() == 4 {
+			total += x.Value.Shape.Dim(1)
+		} else {
+			total++
+		}
+		req = req || x.req
+	}
+	out := t.newVar(tensor.S(bn, total, nn, nn), req)
+	p := nn * nn
+	off := 0
+	for _, x := range xs {
+		ci := len(x.Value.Data) / max(1, bn*p)
+		for bi := 0; bi < bn; bi++ {
+			copy(out.Value.Data[(bi*total+off)*p:(bi*total+off+ci)*p], x.Value.Data[bi*ci*p:(bi+1)*ci*p])
+		}
+		off += ci
+	}
+	n := t.push(opConcatChan)
+	n.out = out
+	n.ins = append(n.ins, xs...)
+	n.i[0], n.i[1], n.i[2] = bn, total, p
+	return out
+}
+
+func (t *Tape[T]) bwConcatChan(n *node[T]) {
+	bn, total, p := n.i[0], n.i[1], n.i[2]
+	off := 0
+	for _, x := range n.ins {
+		ci := len(x.Value.Data) / max(1, bn*p)
+		if x.req {
+			for bi := 0; bi < bn; bi++ {
+				addTo(x.Grad[bi*ci*p:(bi+1)*ci*p], n.out.Grad[(bi*total+off)*p:])
+			}
+		}
+		off += ci
+	}
+}
+
+// Dropout zeroes each entry with probability p and scales the survivors by
+// 1/(1−p) (inverted dropout). With rng == nil (eval mode) or p == 0 it
+// returns x unchanged.
+func (t *Tape[T]) Dropout(x *Var[T], p float64, rng *rand.Rand) *Var[T] {
+	if rng == nil || p <= 0 {
+		return x
+	}
+	mustShape(p < 1, "Dropout: p = %v", p)
+	out := t.newVar(x.Value.Shape, x.req)
+	m := t.buf(len(x.Value.Data))
+	keep := T(1 / (1 - p))
+	for i, v := range x.Value.Data {
+		if rng.Float64() < p {
+			m[i] = 0
+		} else {
+			m[i] = keep
+		}
+		out.Value.Data[i] = v * m[i]
+	}
+	n := t.push(opDropout)
+	n.out, n.a, n.aux = out, x, m
+	return out
+}
+
+func (t *Tape[T]) bwDropout(n *node[T]) {
+	if n.a.req {
+		for i, g := range n.out.Grad {
+			n.a.Grad[i] += g * n.aux[i]
+		}
+	}
+}

@@ -1,0 +1,441 @@
+package autodiff
+
+import (
+	"math"
+
+	"github.com/fasd-db/fasd/fasd/tensor"
+)
+
+// squareMats returns (number of matrices, N) for a tensor whose last two
+// dimensions are N×N.
+func squareMats(s tensor.Shape, op string) (int, int) {
+	mustShape(s.Rank() >= 2 && s.Dim(-1) == s.Dim(-2), "%s: %v is not a stack of square matrices", op, s)
+	nn := s.Dim(-1)
+	if nn == 0 {
+		return 0, 0
+	}
+	return s.Len() / (nn * nn), nn
+}
+
+// GCNNorm returns the GCN-normalised adjacency of every matrix in a (…, N, N):
+// Ã is a with its diagonal overwritten by 1, d_i = max(1, Σ_j Ã_ij),
+// r_i = d_i^{-1/2} and the result is r_i·Ã_ij·r_j. The gradient flows to the
+// off-diagonal entries of a (the diagonal is overwritten) and through the
+// degrees where d_i > 1 (the clamp is flat elsewhere). Weighted and negative
+// entries are allowed.
+func (t *Tape[T]) GCNNorm(a *Var[T]) *Var[T] {
+	mats, nn := squareMats(a.Value.Shape, "GCNNorm")
+	out := t.newVar(a.Value.Shape, a.req)
+	r := t.buf(mats * nn)
+	unc := t.buf(mats * nn)
+	ad, od := a.Value.Data, out.Value.Data
+	for m := 0; m < mats; m++ {
+		am, om := ad[m*nn*nn:(m+1)*nn*nn], od[m*nn*nn:(m+1)*nn*nn]
+		rm, um := r[m*nn:(m+1)*nn], unc[m*nn:(m+1)*nn]
+		for i := 0; i < nn; i++ {
+			d := T(1)
+			row := am[i*nn : (i+1)*nn]
+			for j, v := range row {
+				if j != i {
+					d += v
+				}
+			}
+			um[i] = 0
+			if d > 1 {
+				um[i] = 1
+			} else {
+				d = 1
+			}
+			rm[i] = T(1 / math.Sqrt(float64(d)))
+		}
+		for i := 0; i < nn; i++ {
+			ri := rm[i]
+			row, orow := am[i*nn:(i+1)*nn], om[i*nn:(i+1)*nn]
+			for j, v := range row {
+				orow[j] = ri * v * rm[j]
+			}
+			orow[i] = ri * ri
+		}
+	}
+	n := t.push(opGCNNorm)
+	n.out, n.a = out, a
+	n.aux, n.aux2 = r, unc
+	n.i[0], n.i[1] = mats, nn
+	return out
+}
+
+func (t *Tape[T]) bwGCNNorm(n *node[T]) {
+	if !n.a.req {
+		return
+	}
+	mats, nn := n.i[0], n.i[1]
+	ad, g, ga := n.a.Value.Data, n.out.Grad, n.a.Grad
+	cbuf := t.buf(nn)
+	for m := 0; m < mats; m++ {
+		off := m * nn * nn
+		am, gm, gam := ad[off:off+nn*nn], g[off:off+nn*nn], ga[off:off+nn*nn]
+		rm, um := n.aux[m*nn:(m+1)*nn], n.aux2[m*nn:(m+1)*nn]
+		// c_i = ∂L/∂r_i = Σ_j G_ij·Ã_ij·r_j + Σ_k G_ki·Ã_ki·r_k.
+		clear(cbuf)
+		for i := 0; i < nn; i++ {
+			ri := rm[i]
+			var s T
+			for j := 0; j < nn; j++ {
+				at := am[i*nn+j]
+				if j == i {
+					at = 1
+				}
+				p := gm[i*nn+j] * at
+				s += p * rm[j]
+				cbuf[j] += p * ri
+			}
+			cbuf[i] += s
+		}
+		for i := 0; i < nn; i++ {
+			ri := rm[i]
+			corr := -0.5 * ri * ri * ri * cbuf[i] * um[i]
+			grow, garow := gm[i*nn:(i+1)*nn], gam[i*nn:(i+1)*nn]
+			for j := 0; j < nn; j++ {
+				if j != i {
+					garow[j] += grow[j]*ri*rm[j] + corr
+				}
+			}
+		}
+	}
+}
+
+// GCNProp propagates per-channel column blocks through normalised channel
+// matrices: ahat is (B, C, N, N) (or (B, N, N) for C = 1), p is (B, N, C·G),
+// bias is (C·G) or nil, and out[b, :, cG:(c+1)G] = ahat[b,c]·p[b, :, cG:(c+1)G]
+// + bias. With C = 1 it is the propagation step Â·(H·W) + b of a GCN layer.
+func (t *Tape[T]) GCNProp(ahat, p, bias *Var[T]) *Var[T] {
+	as, ps := ahat.Value.Shape, p.Value.Shape
+	mats, nn := squareMats(as, "GCNProp")
+	mustShape(ps.Rank() == 3 && ps.Dim(0) == as.Dim(0) && ps.Dim(1) == nn, "GCNProp: ahat %v, p %v", as, ps)
+	bn := ps.Dim(0)
+	c := 1
+	if bn > 0 {
+		c = mats / bn
+	}
+	cg := ps.Dim(2)
+	mustShape(c > 0 && cg%c == 0, "GCNProp: %d columns for %d channels", cg, c)
+	g := cg / c
+	if bias != nil {
+		mustShape(bias.Value.Shape.Len() == cg, "GCNProp: bias %v for %d columns", bias.Value.Shape, cg)
+	}
+	out := t.newVar(ps, anyReq(ahat, p, bias))
+	od, ad, pd := out.Value.Data, ahat.Value.Data, p.Value.Data
+	var beta T
+	if bias != nil {
+		for r := 0; r < bn*nn; r++ {
+			copy(od[r*cg:(r+1)*cg], bias.Value.Data)
+		}
+		beta = 1
+	}
+	for bi := 0; bi < bn; bi++ {
+		for ci := 0; ci < c; ci++ {
+			ao := (bi*c + ci) * nn * nn
+			po := bi*nn*cg + ci*g
+			tensor.Gemm(false, false, nn, g, nn, 1, ad[ao:], nn, pd[po:], cg, beta, od[po:], cg)
+		}
+	}
+	nd := t.push(opGCNProp)
+	nd.out, nd.a, nd.b, nd.c = out, ahat, p, bias
+	nd.i[0], nd.i[1], nd.i[2], nd.i[3] = bn, c, nn, g
+	return out
+}
+
+func (t *Tape[T]) bwGCNProp(n *node[T]) {
+	ahat, p, bias, gy := n.a, n.b, n.c, n.out.Grad
+	bn, c, nn, g := n.i[0], n.i[1], n.i[2], n.i[3]
+	cg := c * g
+	for bi := 0; bi < bn; bi++ {
+		for ci := 0; ci < c; ci++ {
+			ao := (bi*c + ci) * nn * nn
+			po := bi*nn*cg + ci*g
+			if p.req {
+				tensor.Gemm(true, false, nn, g, nn, 1, ahat.Value.Data[ao:], nn, gy[po:], cg, 1, p.Grad[po:], cg)
+			}
+			if ahat.req {
+				tensor.Gemm(false, true, nn, nn, g, 1, gy[po:], cg, p.Value.Data[po:], cg, 1, ahat.Grad[ao:], nn)
+			}
+		}
+	}
+	if bias != nil && bias.req {
+		colSumAdd(bias.Grad, gy, bn*nn, cg)
+	}
+}
+
+// Attention computes the GMH attention maps of s_φ for C channels at once.
+// qkv is (B, N, C·G) with, per channel c, the column block
+// [q (dk) | k (dk) | v (G−2dk)] starting at c·G. Q and K are split into heads
+// of dk/heads columns; per head S = tanh(scale·Q_h·K_hᵀ), the heads are
+// averaged and the map is symmetrised: out[b,c] = ½(M + Mᵀ), M = mean_h S_h.
+// The result is (B, C, N, N). No mask is applied.
+func (t *Tape[T]) Attention(qkv *Var[T], c, heads, dk int, scale T) *Var[T] {
+	qs := qkv.Value.Shape
+	mustShape(qs.Rank() == 3 && c > 0 && qs.Dim(2)%c == 0, "Attention: qkv %v for %d channels", qs, c)
+	bn, nn, cg := qs.Dim(0), qs.Dim(1), qs.Dim(2)
+	g := cg / c
+	mustShape(heads > 0 && dk%heads == 0 && 2*dk <= g, "Attention: dk %d, heads %d, group %d", dk, heads, g)
+	dh := dk / heads
+	out := t.newVar(tensor.S(bn, c, nn, nn), qkv.req)
+	s := t.buf(bn * c * heads * nn * nn)
+	od, qd := out.Value.Data, qkv.Value.Data
+	invH := 1 / T(heads)
+	for bi := 0; bi < bn; bi++ {
+		for ci := 0; ci < c; ci++ {
+			m := od[(bi*c+ci)*nn*nn : (bi*c+ci+1)*nn*nn]
+			clear(m)
+			for h := 0; h < heads; h++ {
+				sh := s[((bi*c+ci)*heads+h)*nn*nn : ((bi*c+ci)*heads+h+1)*nn*nn]
+				qo := bi*nn*cg + ci*g + h*dh
+				ko := qo + dk
+				tensor.Gemm(false, true, nn, nn, dh, scale, qd[qo:], cg, qd[ko:], cg, 0, sh, nn)
+				tensor.TanhTo(sh, sh)
+				for i, v := range sh {
+					m[i] += v * invH
+				}
+			}
+			for i := 0; i < nn; i++ {
+				for j := i + 1; j < nn; j++ {
+					v := (m[i*nn+j] + m[j*nn+i]) / 2
+					m[i*nn+j], m[j*nn+i] = v, v
+				}
+			}
+		}
+	}
+	nd := t.push(opAttention)
+	nd.out, nd.a = out, qkv
+	nd.aux = s
+	nd.aux2 = t.buf(2 * nn * nn)
+	nd.i = [4]int{c, heads, dk, 0}
+	nd.f = scale
+	return out
+}
+
+func (t *Tape[T]) bwAttention(n *node[T]) {
+	qkv := n.a
+	if !qkv.req {
+		return
+	}
+	c, heads, dk := n.i[0], n.i[1], n.i[2]
+	qs := qkv.Value.Shape
+	bn, nn, cg := qs.Dim(0), qs.Dim(1), qs.Dim(2)
+	g, dh, scale := cg/c, dk/heads, n.f
+	dm, dpre := n.aux2[:nn*nn], n.aux2[nn*nn:]
+	gy, qd, gq := n.out.Grad, qkv.Value.Data, qkv.Grad
+	invH := 1 / T(heads)
+	for bi := 0; bi < bn; bi++ {
+		for ci := 0; ci < c; ci++ {
+			go_ := gy[(bi*c+ci)*nn*nn : (bi*c+ci+1)*nn*nn]
+			// dM = ½(dOut + dOutᵀ), folded with the 1/heads of the mean.
+			for i := 0; i < nn; i++ {
+				for j := 0; j < nn; j++ {
+					dm[i*nn+j] = (go_[i*nn+j] + go_[j*nn+i]) * 0.5 * invH
+				}
+			}
+			for h := 0; h < heads; h++ {
+				sh := n.aux[((bi*c+ci)*heads+h)*nn*nn : ((bi*c+ci)*heads+h+1)*nn*nn]
+				for i, v := range sh {
+					dpre[i] = dm[i] * (1 - v*v)
+				}
+				qo := bi*nn*cg + ci*g + h*dh
+				ko := qo + dk
+				tensor.Gemm(false, false, nn, dh, nn, scale, dpre, nn, qd[ko:], cg, 1, gq[qo:], cg)
+				tensor.Gemm(true, false, nn, dh, nn, scale, dpre, nn, qd[qo:], cg, 1, gq[ko:], cg)
+			}
+		}
+	}
+}
+
+// Transpose swaps the last two dimensions of every matrix in x (…, R, C).
+func (t *Tape[T]) Transpose(x *Var[T]) *Var[T] {
+	xs := x.Value.Shape
+	mustShape(xs.Rank() >= 2, "Transpose: rank %d", xs.Rank())
+	r, c := xs.Dim(-2), xs.Dim(-1)
+	os := xs.WithDim(-2, c).WithDim(-1, r)
+	out := t.newVar(os, x.req)
+	mats := 0
+	if r*c > 0 {
+		mats = xs.Len() / (r * c)
+	}
+	transposeMats(out.Value.Data, x.Value.Data, mats, r, c, false)
+	n := t.push(opTranspose)
+	n.out, n.a = out, x
+	n.i[0], n.i[1], n.i[2] = mats, r, c
+	return out
+}
+
+// transposeMats writes (or, with add, adds) the transpose of each r×c matrix
+// of src into dst.
+func transposeMats[T Float](dst, src []T, mats, r, c int, add bool) {
+	for m := 0; m < mats; m++ {
+		s, d := src[m*r*c:(m+1)*r*c], dst[m*r*c:(m+1)*r*c]
+		for i := 0; i < r; i++ {
+			for j := 0; j < c; j++ {
+				if add {
+					d[j*r+i] += s[i*c+j]
+				} else {
+					d[j*r+i] = s[i*c+j]
+				}
+			}
+		}
+	}
+}
+
+func (t *Tape[T]) bwTranspose(n *node[T]) {
+	if n.a.req {
+		// out is c×r per matrix; its transpose adds back into the r×c input.
+		transposeMats(n.a.Grad, n.out.Grad, n.i[0], n.i[2], n.i[1], true)
+	}
+}
+
+// Symmetrize returns s·(X + Xᵀ) for every square matrix X of x.
+func (t *Tape[T]) Symmetrize(x *Var[T], s T) *Var[T] {
+	mats, nn := squareMats(x.Value.Shape, "Symmetrize")
+	out := t.newVar(x.Value.Shape, x.req)
+	symMats(out.Value.Data, x.Value.Data, mats, nn, s, false)
+	n := t.push(opSymmetrize)
+	n.out, n.a, n.f = out, x, s
+	n.i[0], n.i[1] = mats, nn
+	return out
+}
+
+func symMats[T Float](dst, src []T, mats, nn int, s T, add bool) {
+	for m := 0; m < mats; m++ {
+		x, d := src[m*nn*nn:(m+1)*nn*nn], dst[m*nn*nn:(m+1)*nn*nn]
+		for i := 0; i < nn; i++ {
+			for j := 0; j < nn; j++ {
+				v := s * (x[i*nn+j] + x[j*nn+i])
+				if add {
+					d[i*nn+j] += v
+				} else {
+					d[i*nn+j] = v
+				}
+			}
+		}
+	}
+}
+
+func (t *Tape[T]) bwSymmetrize(n *node[T]) {
+	if n.a.req {
+		symMats(n.a.Grad, n.out.Grad, n.i[0], n.i[1], n.f, true)
+	}
+}
+
+// SetDiag returns x with the diagonal of every square matrix overwritten by v
+// (no gradient flows to the overwritten entries). SetDiag(x, 0) zeroes the
+// diagonal.
+func (t *Tape[T]) SetDiag(x *Var[T], v T) *Var[T] {
+	mats, nn := squareMats(x.Value.Shape, "SetDiag")
+	out := t.newVar(x.Value.Shape, x.req)
+	copy(out.Value.Data, x.Value.Data)
+	for m := 0; m < mats; m++ {
+		for i := 0; i < nn; i++ {
+			out.Value.Data[m*nn*nn+i*nn+i] = v
+		}
+	}
+	n := t.push(opSetDiag)
+	n.out, n.a = out, x
+	n.i[0], n.i[1] = mats, nn
+	return out
+}
+
+func (t *Tape[T]) bwSetDiag(n *node[T]) {
+	if !n.a.req {
+		return
+	}
+	mats, nn := n.i[0], n.i[1]
+	g := n.out.Grad
+	for m := 0; m < mats; m++ {
+		for i := 0; i < nn; i++ {
+			for j := 0; j < nn; j++ {
+				if i != j {
+					n.a.Grad[m*nn*nn+i*nn+j] += g[m*nn*nn+i*nn+j]
+				}
+			}
+		}
+	}
+}
+
+// MaskNodes multiplies row n of every subgraph b of x (B, N, F) by
+// mask[b·N+n] (GDSS mask_x).
+func (t *Tape[T]) MaskNodes(x *Var[T], mask []T) *Var[T] {
+	xs := x.Value.Shape
+	mustShape(xs.Rank() == 3 && len(mask) == xs.Dim(0)*xs.Dim(1), "MaskNodes: x %v, mask %d", xs, len(mask))
+	f := xs.Dim(2)
+	out := t.newVar(xs, x.req)
+	for r, mv := range mask {
+		src, dst := x.Value.Data[r*f:(r+1)*f], out.Value.Data[r*f:(r+1)*f]
+		for j, v := range src {
+			dst[j] = v * mv
+		}
+	}
+	n := t.push(opMaskNodes)
+	n.out, n.a, n.cst = out, x, mask
+	n.i[0] = f
+	return out
+}
+
+func (t *Tape[T]) bwMaskNodes(n *node[T]) {
+	if !n.a.req {
+		return
+	}
+	f := n.i[0]
+	for r, mv := range n.cst {
+		g, ga := n.out.Grad[r*f:(r+1)*f], n.a.Grad[r*f:(r+1)*f]
+		for j, v := range g {
+			ga[j] += v * mv
+		}
+	}
+}
+
+// MaskPairs multiplies entry (u,v) of every matrix of subgraph b of x
+// ((B, N, N) or (B, C, N, N)) by mask[b,u]·mask[b,v] (GDSS mask_adjs); with
+// zeroDiag the diagonal is zeroed as well.
+func (t *Tape[T]) MaskPairs(x *Var[T], mask []T, zeroDiag bool) *Var[T] {
+	xs := x.Value.Shape
+	mats, nn := squareMats(xs, "MaskPairs")
+	bn := xs.Dim(0)
+	mustShape(len(mask) == bn*nn, "MaskPairs: x %v, mask %d", xs, len(mask))
+	out := t.newVar(xs, x.req)
+	maskPairs(out.Value.Data, x.Value.Data, mask, mats, bn, nn, zeroDiag, false)
+	n := t.push(opMaskPairs)
+	n.out, n.a, n.cst = out, x, mask
+	n.i[0], n.i[1], n.i[2] = mats, bn, nn
+	if zeroDiag {
+		n.i[3] = 1
+	}
+	return out
+}
+
+func maskPairs[T Float](dst, src, mask []T, mats, bn, nn int, zeroDiag, add bool) {
+	per := 1
+	if bn > 0 {
+		per = mats / bn
+	}
+	for m := 0; m < mats; m++ {
+		mk := mask[(m/per)*nn : (m/per+1)*nn]
+		s, d := src[m*nn*nn:(m+1)*nn*nn], dst[m*nn*nn:(m+1)*nn*nn]
+		for i := 0; i < nn; i++ {
+			for j := 0; j < nn; j++ {
+				w := mk[i] * mk[j]
+				if zeroDiag && i == j {
+					w = 0
+				}
+				if add {
+					d[i*nn+j] += s[i*nn+j] * w
+				} else {
+					d[i*nn+j] = s[i*nn+j] * w
+				}
+			}
+		}
+	}
+}
+
+func (t *Tape[T]) bwMaskPairs(n *node[T]) {
+	if n.a.req {
+		maskPairs(n.a.Grad, n.out.Grad, n.cst, n.i[0], n.i[1], n.i[2], n.i[3] == 1, true)
+	}
+}

@@ -1,0 +1,210 @@
+package autodiff
+
+import (
+	"fmt"
+
+	"github.com/fasd-db/fasd/fasd/tensor"
+)
+
+// Float is the element type constraint (float32 for training, float64 for
+// gradient checks).
+type Float = tensor.Float
+
+// Var is a value recorded on a tape, with its gradient when one is needed.
+type Var[T Float] struct {
+	// Value is the forward value. Owned by the tape (or aliased input).
+	Value tensor.Dense[T]
+	// Grad has len(Value.Data) entries when NeedsGrad, else it is nil.
+	Grad []T
+	req  bool
+}
+
+// NeedsGrad reports whether a gradient flows into v.
+func (v *Var[T]) NeedsGrad() bool { return v.req }
+
+// Shape returns the shape of the value.
+func (v *Var[T]) Shape() tensor.Shape { return v.Value.Shape }
+
+// Data returns the value's flat data.
+func (v *Var[T]) Data() []T { return v.Value.Data }
+
+// Param is a trainable tensor owned by a model. Grad accumulates gradients
+// from tapes (see Tape.AccumulateGrads) until the optimiser consumes them.
+type Param[T Float] struct {
+	Name  string
+	Value tensor.Dense[T]
+	Grad  []T
+}
+
+// NewParam allocates a zero parameter of the given shape.
+func NewParam[T Float](name string, dims ...int) *Param[T] {
+	v := tensor.New[T](dims...)
+	return &Param[T]{Name: name, Value: v, Grad: make([]T, len(v.Data))}
+}
+
+// ZeroGrad clears p.Grad.
+func (p *Param[T]) ZeroGrad() { clear(p.Grad) }
+
+type leaf[T Float] struct {
+	p *Param[T]
+	v *Var[T]
+}
+
+// Tape records operations for reverse-mode differentiation and owns the
+// memory of everything it records. The zero value is not usable; call
+// NewTape.
+type Tape[T Float] struct {
+	nodes []node[T]
+	nn    int
+	vars  []*Var[T]
+	nv    int
+	bufs  [][]T
+	nb    int
+
+	leaves  []leaf[T]
+	leafIdx map[*Param[T]]int
+	noGrad  bool
+}
+
+// NewTape returns an empty tape.
+func NewTape[T Float]() *Tape[T] {
+	return &Tape[T]{leafIdx: make(map[*Param[T]]int)}
+}
+
+// Reset forgets the recorded operations, recycles the arena and clears the
+// gradients of the parameter leaves. Vars from before the Reset become
+// invalid.
+func (t *Tape[T]) Reset() {
+	t.nn, t.nv, t.nb = 0, 0, 0
+	for _, l := range t.leaves {
+		clear(l.v.Grad)
+	}
+}
+
+// SetNoGrad switches gradient recording off (eval mode: parameters and inputs
+// never need gradients, so no gradient buffers are made and Backward is not
+// allowed) or back on. Call it right after Reset.
+func (t *Tape[T]) SetNoGrad(off bool) { t.noGrad = off }
+
+// NoGrad reports whether gradient recording is off.
+func (t *Tape[T]) NoGrad() bool { return t.noGrad }
+
+// buf returns an arena slice of length n with unspecified contents.
+func (t *Tape[T]) buf(n int) []T {
+	if t.nb == len(t.bufs) {
+		t.bufs = append(t.bufs, make([]T, n))
+	} else if cap(t.bufs[t.nb]) < n {
+		t.bufs[t.nb] = make([]T, n)
+	}
+	b := t.bufs[t.nb][:n]
+	t.nb++
+	return b
+}
+
+// zbuf returns a zeroed arena slice.
+func (t *Tape[T]) zbuf(n int) []T {
+	b := t.buf(n)
+	clear(b)
+	return b
+}
+
+func (t *Tape[T]) pooledVar() *Var[T] {
+	if t.nv == len(t.vars) {
+		t.vars = append(t.vars, new(Var[T]))
+	}
+	v := t.vars[t.nv]
+	t.nv++
+	return v
+}
+
+// newVar returns a var of shape s whose value is uninitialised and whose
+// gradient (if req) is zeroed.
+func (t *Tape[T]) newVar(s tensor.Shape, req bool) *Var[T] {
+	v := t.pooledVar()
+	n := s.Len()
+	v.Value = tensor.Dense[T]{Data: t.buf(n), Shape: s}
+	v.req = req && !t.noGrad
+	v.Grad = nil
+	if v.req {
+		v.Grad = t.zbuf(n)
+	}
+	return v
+}
+
+// Input makes a leaf from d (aliased, not copied). With needGrad the leaf gets
+// a zeroed gradient buffer that Backward fills with ∂loss/∂d.
+func (t *Tape[T]) Input(d tensor.Dense[T], needGrad bool) *Var[T] {
+	v := t.pooledVar()
+	v.Value = d
+	v.req = needGrad && !t.noGrad
+	v.Grad = nil
+	if v.req {
+		v.Grad = t.zbuf(len(d.Data))
+	}
+	return v
+}
+
+// Param returns the leaf Var of p on this tape. The leaf persists across
+// Reset (its gradient is cleared there) and aliases p.Value.
+func (t *Tape[T]) Param(p *Param[T]) *Var[T] {
+	i, ok := t.leafIdx[p]
+	if !ok {
+		i = len(t.leaves)
+		t.leaves = append(t.leaves, leaf[T]{p: p, v: new(Var[T])})
+		t.leafIdx[p] = i
+	}
+	v := t.leaves[i].v
+	v.Value = p.Value
+	v.req = !t.noGrad
+	if len(v.Grad) != len(p.Value.Data) {
+		v.Grad = make([]T, len(p.Value.Data))
+	}
+	return v
+}
+
+// AccumulateGrads adds the gradient of every parameter leaf of this tape to
+// its Param.Grad (allocating Grad if it has the wrong length).
+func (t *Tape[T]) AccumulateGrads() {
+	for _, l := range t.leaves {
+		if len(l.p.Grad) != len(l.v.Grad) {
+			l.p.Grad = make([]T, len(l.v.Grad))
+		}
+		g := l.p.Grad
+		for i, x := range l.v.Grad {
+			g[i] += x
+		}
+	}
+}
+
+// Backward accumulates ∂loss/∂v into every Var v on the tape that needs a
+// gradient. loss must be a scalar (one element) recorded on this tape.
+func (t *Tape[T]) Backward(loss *Var[T]) {
+	if len(loss.Value.Data) != 1 {
+		panic(fmt.Sprintf("autodiff: Backward on non-scalar %v", loss.Value.Shape))
+	}
+	if !loss.req {
+		panic("autodiff: Backward on a value that needs no gradient (eval mode or constant)")
+	}
+	loss.Grad[0] += 1
+	for i := t.nn - 1; i >= 0; i-- {
+		n := &t.nodes[i]
+		if n.out.req {
+			t.backward(n)
+		}
+	}
+}
+
+func anyReq[T Float](vs ...*Var[T]) bool {
+	for _, v := range vs {
+		if v != nil && v.req {
+			return true
+		}
+	}
+	return false
+}
+
+func mustShape(cond bool, format string, args ...any) {
+	if !cond {
+		panic(fmt.Sprintf("autodiff: "+format, args...))
+	}
+}
