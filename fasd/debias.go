@@ -1,0 +1,443 @@
+package fasd
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// ErrNonFinite reports a NaN or ±Inf produced by a computation (usually a
+// diverging score model).
+var ErrNonFinite = errors.New("fasd: non-finite value")
+
+// ScoreModel gives the raw outputs of the two score networks for one
+// subgraph, in eval mode (no dropout).
+//
+// Predict writes the ε-predictions of s_θ into outX (n×d) and of s_φ into
+// outA (n×n, symmetric, zero diagonal) for the state (x, a) at diffusion
+// time t. These are the quantities the loss of method.md §5 trains, not
+// scores: the sampler converts them with S = −out/σ_t. FASD's networks ignore
+// t (GDSS has no time input); it is passed so that analytic models (the
+// Gaussian oracle of the tests) fit the same interface. Predict must not
+// retain x or a.
+type ScoreModel interface {
+	Predict(t float64, x, a []float32, n, d int, outX, outA []float32) error
+}
+
+// Schedule selects the reverse time grid of the debiasing sampler (§8).
+type Schedule uint8
+
+const (
+	// ScheduleFixedDT uses t_j = j·Δt_rev for j = N_steps..1, step Δt_rev
+	// (default).
+	ScheduleFixedDT Schedule = iota
+	// ScheduleSpan spreads N_steps steps over [0, TStart]: Δt =
+	// TStart/N_steps, t_j = j·Δt.
+	ScheduleSpan
+	// ScheduleGDSSFull is GDSS's grid: N_steps points evenly spaced from 1
+	// down to GDSSEps, each step Δt = 1/N_steps.
+	ScheduleGDSSFull
+)
+
+// String returns "fixed_dt", "span" or "gdss_full".
+func (s Schedule) String() string {
+	switch s {
+	case ScheduleFixedDT:
+		return "fixed_dt"
+	case ScheduleSpan:
+		return "span"
+	case ScheduleGDSSFull:
+		return "gdss_full"
+	}
+	return fmt.Sprintf("Schedule(%d)", uint8(s))
+}
+
+// Order selects the order of predictor and corrector within one iteration.
+type Order uint8
+
+const (
+	// OrderPC runs the predictor, then the corrector, both at t_j (paper).
+	OrderPC Order = iota
+	// OrderCP runs the corrector first (GDSS).
+	OrderCP
+)
+
+// String returns "PC" or "CP".
+func (o Order) String() string {
+	switch o {
+	case OrderPC:
+		return "PC"
+	case OrderCP:
+		return "CP"
+	}
+	return fmt.Sprintf("Order(%d)", uint8(o))
+}
+
+// Init selects the starting state of the reverse process.
+type Init uint8
+
+const (
+	// InitClean starts from the clean subgraph as is (default, paper).
+	InitClean Init = iota
+	// InitForward first diffuses to the start time (SDEdit): X = m·X₀ + σ·ε,
+	// A likewise with symmetric noise.
+	InitForward
+)
+
+// String returns "clean" or "forward".
+func (i Init) String() string {
+	switch i {
+	case InitClean:
+		return "clean"
+	case InitForward:
+		return "forward"
+	}
+	return fmt.Sprintf("Init(%d)", uint8(i))
+}
+
+// Defaults of the debiasing sampler (method.md §8, §12).
+const (
+	DefaultDtRev    = 0.01
+	DefaultSNR      = 0.05
+	DefaultScaleEps = 1.0
+	DefaultGDSSEps  = 1e-4
+	// MinScoreNorm is the norm below which the corrector skips its step.
+	MinScoreNorm = 1e-12
+)
+
+// DebiasOptions configures the reverse predictor–corrector sampler of §8.
+// Zero fields mean the defaults, except Steps, which must be set (NBA 5,
+// Pokec-z 4, Pokec-n 2), and TStart, which ScheduleSpan needs.
+type DebiasOptions struct {
+	SDEX, SDEA VPSDE // zero: DefaultVPSDE
+	Schedule   Schedule
+	Order      Order
+	Init       Init
+	Steps      int     // N_steps ≥ 1
+	DtRev      float64 // Δt_rev of ScheduleFixedDT; 0: 0.01
+	TStart     float64 // start time of ScheduleSpan, in (0, 1]
+	GDSSEps    float64 // last time of ScheduleGDSSFull; 0: 1e-4
+	SNRX, SNRA float64 // Langevin r_X, r_A; 0: 0.05
+	ScaleEps   float64 // corrector noise scale; 0: 1.0 (GDSS config: 0.7)
+	// NoCorrector disables the Langevin corrector.
+	NoCorrector bool
+
+	// rawScore makes the sampler use the raw network output as the score
+	// (the sign/scale trap of §8); only the tests set it, to prove that the
+	// Gaussian-oracle test catches the mistake.
+	rawScore bool
+}
+
+// WithDefaults returns a copy with every zero field replaced by its default.
+func (o DebiasOptions) WithDefaults() DebiasOptions {
+	if o.SDEX == (VPSDE{}) {
+		o.SDEX = DefaultVPSDE()
+	}
+	if o.SDEA == (VPSDE{}) {
+		o.SDEA = DefaultVPSDE()
+	}
+	if o.DtRev == 0 {
+		o.DtRev = DefaultDtRev
+	}
+	if o.GDSSEps == 0 {
+		o.GDSSEps = DefaultGDSSEps
+	}
+	if o.SNRX == 0 {
+		o.SNRX = DefaultSNR
+	}
+	if o.SNRA == 0 {
+		o.SNRA = DefaultSNR
+	}
+	if o.ScaleEps == 0 {
+		o.ScaleEps = DefaultScaleEps
+	}
+	return o
+}
+
+// Validate reports every invalid field (after defaults), each wrapping
+// ErrInvalidOptions.
+func (o DebiasOptions) Validate() error {
+	c := o.WithDefaults()
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidOptions}, args...)...))
+	}
+	if err := c.SDEX.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("SDE of X: %w", err))
+	}
+	if err := c.SDEA.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("SDE of A: %w", err))
+	}
+	if c.Steps < 1 {
+		bad("N_steps = %d, want ≥ 1", c.Steps)
+	}
+	if c.Order > OrderCP {
+		bad("unknown order %d", c.Order)
+	}
+	if c.Init > InitForward {
+		bad("unknown init %d", c.Init)
+	}
+	switch c.Schedule {
+	case ScheduleFixedDT:
+		if !(c.DtRev > 0) || c.Steps >= 1 && float64(c.Steps)*c.DtRev > 1+1e-12 {
+			bad("Δt_rev = %v with %d steps: need Δt_rev > 0 and N_steps·Δt_rev ≤ 1", c.DtRev, c.Steps)
+		}
+	case ScheduleSpan:
+		if !(c.TStart > 0 && c.TStart <= 1) {
+			bad("span start time %v outside (0, 1]", c.TStart)
+		}
+	case ScheduleGDSSFull:
+		if !(c.GDSSEps > 0 && c.GDSSEps < 1) {
+			bad("gdss_full end time %v outside (0, 1)", c.GDSSEps)
+		}
+	default:
+		bad("unknown schedule %d", c.Schedule)
+	}
+	if !(c.SNRX > 0) || !(c.SNRA > 0) || !(c.ScaleEps >= 0) {
+		bad("r_X = %v, r_A = %v, scale_eps = %v: want r > 0, scale ≥ 0", c.SNRX, c.SNRA, c.ScaleEps)
+	}
+	return errors.Join(errs...)
+}
+
+// Step is one iteration of the reverse grid: the sub-steps run at time T and
+// the predictor integrates over Dt.
+type Step struct{ T, Dt float64 }
+
+// grid returns the reverse time grid of validated, defaulted options.
+func (o DebiasOptions) grid() []Step {
+	n := o.Steps
+	g := make([]Step, n)
+	switch o.Schedule {
+	case ScheduleSpan:
+		dt := o.TStart / float64(n)
+		for i := range n {
+			g[i] = Step{T: float64(n-i) * dt, Dt: dt}
+		}
+	case ScheduleGDSSFull:
+		for i := range n {
+			tt := 1.0
+			if n > 1 {
+				tt = 1 - float64(i)*(1-o.GDSSEps)/float64(n-1)
+			}
+			g[i] = Step{T: tt, Dt: 1 / float64(n)}
+		}
+	default:
+		for i := range n {
+			g[i] = Step{T: float64(n-i) * o.DtRev, Dt: o.DtRev}
+		}
+	}
+	return g
+}
+
+// Debiaser runs the reverse PC sampler on one subgraph at a time. It keeps
+// scratch buffers: use one Debiaser per goroutine.
+type Debiaser struct {
+	opt        DebiasOptions
+	grid       []Step
+	outX, outA []float32
+	zX, zA     []float32
+}
+
+// NewDebiaser validates opt and returns a Debiaser.
+func NewDebiaser(opt DebiasOptions) (*Debiaser, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	o := opt.WithDefaults()
+	return &Debiaser{opt: o, grid: o.grid()}, nil
+}
+
+// Options returns the effective (defaulted) options.
+func (p *Debiaser) Options() DebiasOptions { return p.opt }
+
+// Grid returns the reverse time grid, in the order it is run. The caller must
+// not modify it.
+func (p *Debiaser) Grid() []Step { return p.grid }
+
+// Run debiases one subgraph with n nodes and d features, writing the result
+// into dstX (n×d) and dstA (n×n). dstX may be x0 and dstA may be a0 (in-place
+// update); other overlaps are not allowed. The output is the raw sampler
+// state: apply PostProcess to dstA afterwards.
+//
+// Every iteration j of Grid() (time t, step Δt) runs, in the configured
+// order:
+//
+//   - predictor (Euler–Maruyama, X and A from the same state): with
+//     S = −out/σ_t and β = β(t),
+//     X̄ = X + Δt·(½β·X + β·S_X), X ← X̄ + √(βΔt)·z_X, and A likewise on its
+//     off-diagonal entries with symmetric z_A;
+//   - corrector (one Langevin step, per-subgraph norms): with fresh z and
+//     ω = 2α(t)·(r·‖z‖/‖S‖)², X̄ = X + ω·S_X, X ← X̄ + √(2ω)·scale_eps·z;
+//     skipped when ‖S‖ < MinScoreNorm; A likewise with its own ω_A and r_A.
+//
+// On the last iteration neither sub-step adds noise (the means are
+// returned). A single-node subgraph skips the A part entirely.
+//
+// Randomness: InitForward first draws ε_X then ε_A; each noisy predictor
+// draws z_X then z_A; each corrector draws z_X then z_A (also on the last
+// iteration, since ω needs ‖z‖). The consumption therefore depends only on
+// the shapes and the options, never on the model's outputs. The caller seeds
+// rng per subgraph (RootSeed with PurposeDebias).
+func (p *Debiaser) Run(model ScoreModel, x0, a0 []float32, n, d int, rng *rand.Rand, dstX, dstA []float32) error {
+	if n < 1 || d < 0 || len(x0) != n*d || len(a0) != n*n || len(dstX) != n*d || len(dstA) != n*n {
+		return fmt.Errorf("%w: debias N=%d D=%d with |x0|=%d |a0|=%d |dstX|=%d |dstA|=%d",
+			ErrShape, n, d, len(x0), len(a0), len(dstX), len(dstA))
+	}
+	o := &p.opt
+	p.outX = resize(p.outX, n*d)
+	p.outA = resize(p.outA, n*n)
+	p.zX = resize(p.zX, n*d)
+	p.zA = resize(p.zA, n*n)
+	x, a := dstX, dstA
+	copy(x, x0)
+	copy(a, a0)
+	for i := range n {
+		a[i*n+i] = 0
+	}
+	if o.Init == InitForward {
+		t0 := p.grid[0].T
+		FillNormal(rng, p.zX)
+		FillSymNormal(rng, n, p.zA)
+		mX, sX := o.SDEX.Mean(t0), o.SDEX.Std(t0)
+		for i := range x {
+			x[i] = float32(mX*float64(x[i]) + sX*float64(p.zX[i]))
+		}
+		mA, sA := o.SDEA.Mean(t0), o.SDEA.Std(t0)
+		for i := range a {
+			a[i] = float32(mA*float64(a[i]) + sA*float64(p.zA[i]))
+		}
+	}
+	for j, st := range p.grid {
+		noise := j < len(p.grid)-1
+		var err error
+		if o.Order == OrderCP {
+			if err = p.corrector(model, st.T, x, a, n, d, noise, rng); err == nil {
+				err = p.predictor(model, st, x, a, n, d, noise, rng)
+			}
+		} else {
+			if err = p.predictor(model, st, x, a, n, d, noise, rng); err == nil {
+				err = p.corrector(model, st.T, x, a, n, d, noise, rng)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("debias step %d (t=%g): %w", j, st.T, err)
+		}
+	}
+	for _, v := range x {
+		if !finite32(v) {
+			return fmt.Errorf("debias: %w in X", ErrNonFinite)
+		}
+	}
+	for _, v := range a {
+		if !finite32(v) {
+			return fmt.Errorf("debias: %w in A", ErrNonFinite)
+		}
+	}
+	return nil
+}
+
+// scores runs the model and turns its outputs into scores in place:
+// S = −out/σ_t (or the raw output under the rawScore test switch).
+func (p *Debiaser) scores(model ScoreModel, t float64, x, a []float32, n, d int) error {
+	if err := model.Predict(t, x, a, n, d, p.outX, p.outA); err != nil {
+		return fmt.Errorf("score model: %w", err)
+	}
+	if p.opt.rawScore {
+		return nil
+	}
+	toScore(p.outX, p.opt.SDEX.Std(t))
+	toScore(p.outA, p.opt.SDEA.Std(t))
+	return nil
+}
+
+func toScore(out []float32, sigma float64) {
+	k := -1 / sigma
+	for i, v := range out {
+		out[i] = float32(k * float64(v))
+	}
+}
+
+func (p *Debiaser) predictor(model ScoreModel, st Step, x, a []float32, n, d int, noise bool, rng *rand.Rand) error {
+	if err := p.scores(model, st.T, x, a, n, d); err != nil {
+		return err
+	}
+	o := &p.opt
+	bX, bA := o.SDEX.Beta(st.T), o.SDEA.Beta(st.T)
+	eulerStep(x, p.outX, bX, st.Dt)
+	if n > 1 {
+		eulerStep(a, p.outA, bA, st.Dt)
+		zeroDiag(a, n)
+	}
+	if !noise {
+		return nil
+	}
+	FillNormal(rng, p.zX)
+	addScaled(x, p.zX, math.Sqrt(bX*st.Dt))
+	if n > 1 {
+		FillSymNormal(rng, n, p.zA)
+		addScaled(a, p.zA, math.Sqrt(bA*st.Dt))
+	}
+	return nil
+}
+
+// eulerStep applies the predictor mean x ← x + dt·(½β·x + β·s).
+func eulerStep(x, s []float32, beta, dt float64) {
+	for i, v := range x {
+		xv := float64(v)
+		x[i] = float32(xv + dt*(0.5*beta*xv+beta*float64(s[i])))
+	}
+}
+
+func addScaled(x, z []float32, c float64) {
+	for i := range x {
+		x[i] = float32(float64(x[i]) + c*float64(z[i]))
+	}
+}
+
+func zeroDiag(a []float32, n int) {
+	for i := range n {
+		a[i*n+i] = 0
+	}
+}
+
+func (p *Debiaser) corrector(model ScoreModel, t float64, x, a []float32, n, d int, noise bool, rng *rand.Rand) error {
+	if p.opt.NoCorrector {
+		return nil
+	}
+	if err := p.scores(model, t, x, a, n, d); err != nil {
+		return err
+	}
+	o := &p.opt
+	FillNormal(rng, p.zX)
+	langevinStep(x, p.outX, p.zX, o.SDEX.LangevinAlpha(t), o.SNRX, o.ScaleEps, noise)
+	if n > 1 {
+		FillSymNormal(rng, n, p.zA)
+		langevinStep(a, p.outA, p.zA, o.SDEA.LangevinAlpha(t), o.SNRA, o.ScaleEps, noise)
+		zeroDiag(a, n)
+	}
+	return nil
+}
+
+// langevinStep applies one Langevin update to x with score s and noise z:
+// ω = 2α·(r·‖z‖/‖s‖)², x ← x + ω·s (+ √(2ω)·scale·z when noise). It returns
+// ω, or 0 when ‖s‖ < MinScoreNorm (x unchanged).
+func langevinStep(x, s, z []float32, alpha, snr, scale float64, noise bool) float64 {
+	ns := Norm(s)
+	if ns < MinScoreNorm {
+		return 0
+	}
+	r := snr * Norm(z) / ns
+	omega := 2 * alpha * r * r
+	if noise {
+		c := math.Sqrt(2*omega) * scale
+		for i, v := range x {
+			x[i] = float32(float64(v) + omega*float64(s[i]) + c*float64(z[i]))
+		}
+	} else {
+		for i, v := range x {
+			x[i] = float32(float64(v) + omega*float64(s[i]))
+		}
+	}
+	return omega
+}
