@@ -1,0 +1,121 @@
+package split
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// DefaultSeed is the seed of the DIG/FairGNN split (random.seed(20)).
+const DefaultSeed = 20
+
+// Params are the fractions of the DIG split (method.md §1): with L the
+// shuffled labelled nodes, train = L[0 : min(⌊A|L|⌋, Cap)],
+// val = L[⌊A|L|⌋ : ⌊B|L|⌋] and test = L[⌊B|L|⌋ :] restricted to nodes whose
+// sensitive attribute is known.
+type Params struct {
+	A, B float64
+	// Cap bounds the training set; 0 means no bound.
+	Cap int
+}
+
+// The parameters of method.md §1.
+var (
+	NBA   = Params{A: 0.2, B: 0.55, Cap: 100}
+	Pokec = Params{A: 0.1, B: 0.2, Cap: 50000}
+)
+
+// ErrParams reports invalid split parameters or input.
+var ErrParams = errors.New("split: invalid parameters")
+
+// ParamsFor returns the parameters named by a dump preset's Split field:
+// "nba" or "pokec".
+func ParamsFor(name string) (Params, error) {
+	switch name {
+	case "nba":
+		return NBA, nil
+	case "pokec":
+		return Pokec, nil
+	}
+	return Params{}, fmt.Errorf("%w: unknown protocol %q (want nba or pokec)", ErrParams, name)
+}
+
+// Validate checks 0 ≤ A ≤ B ≤ 1 and Cap ≥ 0.
+func (p Params) Validate() error {
+	if !(p.A >= 0 && p.A <= p.B && p.B <= 1) || p.Cap < 0 {
+		return fmt.Errorf("%w: want 0 ≤ A ≤ B ≤ 1 and Cap ≥ 0, got %+v", ErrParams, p)
+	}
+	return nil
+}
+
+// Split holds the node ids of each part, in shuffled order. The parts are
+// disjoint; Test holds only nodes with a known sensitive attribute.
+type Split struct {
+	Train, Val, Test []uint32
+}
+
+// DIG splits the labelled nodes exactly as the DIG protocol of method.md §1:
+// labelled must hold the dense ids of the labelled nodes in ascending order
+// (row order, as the Python reference takes them); they are shuffled with
+// CPython's random.seed(seed) + random.shuffle, then cut by p. known reports
+// whether a node's sensitive attribute is known; nil means all are.
+//
+// The cut points are int(A*|L|) and int(B*|L|) computed in float64, as Python
+// computes them.
+func DIG(labelled []uint32, known func(uint32) bool, p Params, seed uint64) (Split, error) {
+	if err := p.Validate(); err != nil {
+		return Split{}, err
+	}
+	for i := 1; i < len(labelled); i++ {
+		if labelled[i] <= labelled[i-1] {
+			return Split{}, fmt.Errorf("%w: labelled ids not strictly ascending at position %d", ErrParams, i)
+		}
+	}
+	l := append([]uint32(nil), labelled...)
+	NewMT19937(seed).Shuffle(len(l), func(i, j int) { l[i], l[j] = l[j], l[i] })
+	n := float64(len(l))
+	a, b := int(p.A*n), int(p.B*n)
+	train := a
+	if p.Cap > 0 {
+		train = min(a, p.Cap)
+	}
+	return cut(l, train, a, b, known), nil
+}
+
+// Fractions are the parts of a plain random split: the first ⌊Train·n⌋
+// shuffled nodes train, the next ⌊Val·n⌋ validate, the rest test.
+type Fractions struct {
+	Train, Val float64
+}
+
+// Random is the plain seeded split: labelled is shuffled with r (a
+// math/rand/v2 generator) and cut by f. As in DIG, Test keeps only nodes
+// whose sensitive attribute is known (nil known: all are).
+func Random(labelled []uint32, known func(uint32) bool, f Fractions, r *rand.Rand) (Split, error) {
+	if !(f.Train >= 0 && f.Val >= 0 && f.Train+f.Val <= 1) {
+		return Split{}, fmt.Errorf("%w: want Train, Val ≥ 0 and Train+Val ≤ 1, got %+v", ErrParams, f)
+	}
+	if r == nil {
+		return Split{}, fmt.Errorf("%w: nil *rand.Rand", ErrParams)
+	}
+	l := append([]uint32(nil), labelled...)
+	r.Shuffle(len(l), func(i, j int) { l[i], l[j] = l[j], l[i] })
+	n := float64(len(l))
+	a := int(math.Floor(f.Train * n))
+	b := min(len(l), a+int(math.Floor(f.Val*n)))
+	return cut(l, a, a, b, known), nil
+}
+
+func cut(l []uint32, train, a, b int, known func(uint32) bool) Split {
+	s := Split{
+		Train: l[:train:train],
+		Val:   l[a:b:b],
+	}
+	for _, v := range l[b:] {
+		if known == nil || known(v) {
+			s.Test = append(s.Test, v)
+		}
+	}
+	return s
+}
