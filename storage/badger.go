@@ -91,6 +91,9 @@ func (s *badgerStore) NewSnapshot() (Snapshot, error) {
 }
 
 func (s *badgerStore) NewBatch() Batch {
+	if s.closed.Load() {
+		return closedBatch{}
+	}
 	return &badgerBatch{txn: s.db.NewTransaction(true), store: s}
 }
 

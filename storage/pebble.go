@@ -92,6 +92,9 @@ func (s *pebbleStore) NewSnapshot() (Snapshot, error) {
 }
 
 func (s *pebbleStore) NewBatch() Batch {
+	if s.closed.Load() {
+		return closedBatch{}
+	}
 	return &pebbleBatch{b: s.db.NewBatch(), store: s}
 }
 

@@ -196,3 +196,14 @@ func PrefixEnd(prefix []byte) []byte {
 	}
 	return nil
 }
+
+// closedBatch is what NewBatch returns on a closed store: every call fails
+// with ErrClosed.
+type closedBatch struct{}
+
+func (closedBatch) Set(_, _ []byte) error { return ErrClosed }
+func (closedBatch) Delete([]byte) error   { return ErrClosed }
+func (closedBatch) Count() int            { return 0 }
+func (closedBatch) Len() int              { return 0 }
+func (closedBatch) Commit() error         { return ErrClosed }
+func (closedBatch) Close() error          { return nil }
