@@ -1,0 +1,200 @@
+package fasd
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+
+// Ensure Acc, ΔDP, ΔEO and the group metrics on hand-built test sets.
+func TestEvaluate_HandBuilt(t *testing.T) {
+	tests := []struct {
+		name          string
+		s, y, pred    []int8
+		acc, dp, eo   float64
+		g0, g1        GroupMetrics
+		flags         Flags
+		nanDP, nanEO  bool
+		nanAccGroup01 [2]bool
+	}{
+		{
+			name: "balanced-dp",
+			s:    []int8{0, 0, 0, 0, 1, 1, 1, 1},
+			y:    []int8{1, 1, 0, 0, 1, 1, 0, 0},
+			pred: []int8{1, 0, 0, 1, 1, 1, 0, 0},
+			acc:  0.75, dp: 0, eo: 0.5,
+			g0: GroupMetrics{N: 4, Pos: 2, Acc: 0.5, PosRate: 0.5, TPR: 0.5, FPR: 0.5},
+			g1: GroupMetrics{N: 4, Pos: 2, Acc: 1, PosRate: 0.5, TPR: 1, FPR: 0},
+		},
+		{
+			name: "dp-gap-with-unknown-s",
+			s:    []int8{0, 0, 0, 0, 1, 1, 1, 1, -1},
+			y:    []int8{1, 1, 0, 0, 1, 1, 0, 0, 1},
+			pred: []int8{1, 0, 0, 1, 1, 1, 1, 0, 0},
+			acc:  5.0 / 9, dp: 0.25, eo: 0.5,
+			g0: GroupMetrics{N: 4, Pos: 2, Acc: 0.5, PosRate: 0.5, TPR: 0.5, FPR: 0.5},
+			g1: GroupMetrics{N: 4, Pos: 2, Acc: 0.75, PosRate: 0.75, TPR: 1, FPR: 0.5},
+		},
+		{
+			name: "unequal-sizes",
+			s:    []int8{0, 1, 1, 1},
+			y:    []int8{1, 1, 0, 1},
+			pred: []int8{1, 0, 0, 1},
+			acc:  0.75, dp: 1 - 1.0/3, eo: 0.5,
+			g0: GroupMetrics{N: 1, Pos: 1, Acc: 1, PosRate: 1, TPR: 1, FPR: math.NaN()},
+			g1: GroupMetrics{N: 3, Pos: 2, Acc: 2.0 / 3, PosRate: 1.0 / 3, TPR: 0.5, FPR: 0},
+		},
+	}
+	for _, tc := range tests {
+		m, err := Evaluate(tc.pred, tc.y, tc.s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !near(m.Acc, tc.acc) || !near(m.DP, tc.dp) || !near(m.EO, tc.eo) || m.Flags != 0 || m.N != len(tc.s) {
+			t.Errorf("%s: %+v", tc.name, m)
+		}
+		for k, want := range []GroupMetrics{tc.g0, tc.g1} {
+			g := m.Groups[k]
+			same := func(a, b float64) bool { return near(a, b) || math.IsNaN(a) && math.IsNaN(b) }
+			if g.N != want.N || g.Pos != want.Pos || !same(g.Acc, want.Acc) || !same(g.PosRate, want.PosRate) || !same(g.TPR, want.TPR) || !same(g.FPR, want.FPR) {
+				t.Errorf("%s: group %d = %+v, want %+v", tc.name, k, g, want)
+			}
+		}
+	}
+}
+
+// Ensure that empty groups give NaN and raise the flags.
+func TestEvaluate_EmptyGroups(t *testing.T) {
+	m, err := Evaluate([]int8{1, 0}, []int8{1, 0}, []int8{0, 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(m.DP) || !math.IsNaN(m.EO) || m.Flags != FlagEmptyS1|FlagEmptyPosS1 || m.Acc != 1 {
+		t.Errorf("%+v", m)
+	}
+	m, _ = Evaluate([]int8{1, 0}, []int8{0, 0}, []int8{0, 1})
+	if math.IsNaN(m.DP) || !math.IsNaN(m.EO) || m.Flags != FlagEmptyPosS0|FlagEmptyPosS1 {
+		t.Errorf("%+v", m)
+	}
+	m, _ = Evaluate(nil, nil, nil)
+	if !math.IsNaN(m.Acc) || m.Flags != FlagEmptyS0|FlagEmptyS1|FlagEmptyPosS0|FlagEmptyPosS1 {
+		t.Errorf("%+v", m)
+	}
+	for _, bad := range [][3][]int8{
+		{{2}, {1}, {0}}, {{1}, {-1}, {0}}, {{1}, {1}, {3}}, {{1, 0}, {1}, {0}},
+	} {
+		if _, err := Evaluate(bad[0], bad[1], bad[2]); err == nil {
+			t.Errorf("accepted %v", bad)
+		}
+	}
+}
+
+// Ensure the strict threshold and node selection from dense arrays.
+func TestEvaluateNodes(t *testing.T) {
+	if PredictLabel(0.5) != 0 || PredictLabel(math.Nextafter(0.5, 1)) != 1 || PredictLabel(math.NaN()) != 0 {
+		t.Error("threshold must be strict")
+	}
+	p1 := []float64{0.9, 0.5, 0.2, 0.7, 0.6}
+	y := []int8{1, 1, 0, 0, -1}
+	s := []int8{0, 1, 0, 1, 1}
+	m, err := EvaluateNodes(p1, y, s, []uint32{0, 1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ŷ = 1 0 0 1: correct on 0 and 2; s0 rate 1/2, s1 rate 1/2; TPR 1 vs 0.
+	if !near(m.Acc, 0.5) || !near(m.DP, 0) || !near(m.EO, 1) {
+		t.Errorf("%+v", m)
+	}
+	if _, err := EvaluateNodes(p1, y, s, []uint32{7}); err == nil {
+		t.Error("out-of-range node accepted")
+	}
+	if !near(Accuracy([]int8{1, 0, 1}, []int8{1, 1, 1}), 2.0/3) || !math.IsNaN(Accuracy(nil, nil)) {
+		t.Error("Accuracy")
+	}
+}
+
+// Ensure mean and population std over runs, NaN-tainted summaries.
+func TestSummarize(t *testing.T) {
+	r := Summarize([]float64{1, 2, 3, 4})
+	if !near(r.Mean, 2.5) || !near(r.Std, math.Sqrt(1.25)) || r.N != 4 {
+		t.Errorf("%+v", r)
+	}
+	if r := Summarize([]float64{0.7}); r.Std != 0 || r.Mean != 0.7 {
+		t.Errorf("%+v", r)
+	}
+	if r := Summarize([]float64{1, math.NaN()}); !math.IsNaN(r.Mean) {
+		t.Errorf("%+v", r)
+	}
+	if r := Summarize(nil); !math.IsNaN(r.Mean) || !math.IsNaN(r.Std) {
+		t.Errorf("%+v", r)
+	}
+	s := SummarizeRuns([]Metrics{{Acc: 0.6, DP: 0.1, EO: 0.2}, {Acc: 0.8, DP: 0.3, EO: 0.2}})
+	if !near(s.Acc.Mean, 0.7) || !near(s.Acc.Std, 0.1) || !near(s.DP.Mean, 0.2) || !near(s.EO.Std, 0) {
+		t.Errorf("%+v", s)
+	}
+}
+
+// pairAUC is the O(n²) oracle: P(score⁺ > score⁻) + ½P(tie).
+func pairAUC(scores []float64, labels []int8) float64 {
+	num, den := 0.0, 0.0
+	for i := range scores {
+		for j := range scores {
+			if labels[i] != 1 || labels[j] != 0 {
+				continue
+			}
+			den++
+			switch {
+			case scores[i] > scores[j]:
+				num++
+			case scores[i] == scores[j]:
+				num += 0.5
+			}
+		}
+	}
+	return num / den
+}
+
+// Ensure AUC on hand cases and against the pairwise oracle with ties.
+func TestAUC(t *testing.T) {
+	for _, tc := range []struct {
+		s    []float64
+		l    []int8
+		want float64
+	}{
+		{[]float64{0.1, 0.4, 0.35, 0.8}, []int8{0, 0, 1, 1}, 0.75},
+		{[]float64{0.5, 0.5}, []int8{0, 1}, 0.5},
+		{[]float64{1, 2, 3}, []int8{1, 1, 0}, 0},
+		{[]float64{1, 2, 3, 9}, []int8{0, 1, 1, -1}, 1},
+	} {
+		got, err := AUC(tc.s, tc.l)
+		if err != nil || !near(got, tc.want) {
+			t.Errorf("AUC(%v, %v) = %v, %v; want %v", tc.s, tc.l, got, err, tc.want)
+		}
+	}
+	if got, _ := AUC([]float64{1, 2}, []int8{1, 1}); !math.IsNaN(got) {
+		t.Error("one class must give NaN")
+	}
+	if _, err := AUC([]float64{1}, []int8{2}); err == nil {
+		t.Error("label 2 accepted")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 50 {
+		n := 2 + rng.IntN(60)
+		s := make([]float64, n)
+		l := make([]int8, n)
+		for i := range n {
+			s[i] = float64(rng.IntN(8)) // many ties
+			l[i] = int8(rng.IntN(2))
+		}
+		if !slices.Contains(l, 0) || !slices.Contains(l, 1) {
+			continue
+		}
+		got, _ := AUC(s, l)
+		if want := pairAUC(s, l); !near(got, want) {
+			t.Fatalf("AUC %v, oracle %v", got, want)
+		}
+	}
+}
