@@ -1,0 +1,648 @@
+package index
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/fasd-db/fasd/index/dump"
+	"github.com/fasd-db/fasd/index/split"
+	"github.com/fasd-db/fasd/storage"
+)
+
+// ErrUnknownEndpoint is the Kind of the *dump.Error that Load returns in
+// Strict mode for an edge whose endpoint is not a node of the node file.
+var ErrUnknownEndpoint = errors.New("index: unknown edge endpoint")
+
+// SplitMode selects how Load splits the labelled nodes.
+type SplitMode uint8
+
+const (
+	// SplitDIG is the DIG protocol of method.md §1 (default): CPython's
+	// MT19937 shuffle seeded with SplitOptions.Seed, cut by Params.
+	SplitDIG SplitMode = iota
+	// SplitFractions is a plain seeded shuffle (math/rand/v2 PCG seeded
+	// with SplitOptions.Seed) cut by Fractions.
+	SplitFractions
+	// SplitNoSplit stores no split.
+	SplitNoSplit
+)
+
+// SplitOptions configure the split Load stores.
+type SplitOptions struct {
+	Mode SplitMode
+	// Params are the DIG cut points; the zero value means split.Pokec, or
+	// the parameters named by Protocol.
+	Params split.Params
+	// Protocol names DIG parameters ("nba" or "pokec", see
+	// split.ParamsFor); it is used when Params is zero.
+	Protocol string
+	// Seed seeds the shuffle; 0 means split.DefaultSeed (20). To seed with
+	// 0 itself, set ZeroSeed.
+	Seed     uint64
+	ZeroSeed bool
+	// Fractions are the train and validation fractions of SplitFractions.
+	Fractions split.Fractions
+}
+
+// LoadOptions configure Load. Nodes, Edges and a valid Spec are required.
+type LoadOptions struct {
+	// Nodes and Edges are the paths of the node CSV and the edge list,
+	// plain or gzip.
+	Nodes, Edges string
+	// Spec describes the node file's columns (see dump.Spec and the
+	// presets of dump.LookupPreset).
+	Spec dump.Spec
+	// Source names the dump in the load report (a preset name, say).
+	Source string
+	Split  SplitOptions
+	// Replace allows loading into a store that already holds a graph (or an
+	// incomplete load); the old graph is deleted first.
+	Replace bool
+	// Strict makes an edge with an endpoint missing from the node file an
+	// error (with file:line) instead of a skipped and counted edge.
+	Strict bool
+	// BatchBytes bounds one write batch; 0 means 2 MiB. Badger refuses
+	// batches over a few MiB.
+	BatchBytes int
+	// Progress, if set, is called from Load's goroutine now and then with
+	// the stage ("scan nodes", "scan edges", "write") and the bytes of the
+	// stage's file consumed so far and in total (on-disk bytes).
+	Progress func(stage string, done, total int64)
+	// AfterCommit, if set, is called after every committed batch of the
+	// write phase with the number of batches committed so far (the
+	// incomplete-load marker is batch 1). A test seam.
+	AfterCommit func(batches int)
+}
+
+// EdgeReport counts what happened to the lines of the edge file.
+type EdgeReport struct {
+	// Lines is the number of non-blank lines read.
+	Lines int `json:"lines"`
+	// Kept is the number of distinct undirected edges stored.
+	Kept int64 `json:"kept"`
+	// Duplicates counts lines that repeated an edge already seen, in either
+	// direction.
+	Duplicates int `json:"duplicates"`
+	// SelfLoops counts lines u u (dropped).
+	SelfLoops int `json:"self_loops"`
+	// UnknownEndpoints counts lines with an endpoint that is not a node of
+	// the node file (skipped unless Strict).
+	UnknownEndpoints int `json:"unknown_endpoints"`
+}
+
+// LoadReport is what Load did. It is also stored in the graph's metadata
+// (see LastLoad).
+type LoadReport struct {
+	Source    string      `json:"source,omitempty"`
+	NodesFile string      `json:"nodes_file"`
+	EdgesFile string      `json:"edges_file"`
+	Nodes     int         `json:"nodes"`
+	Features  int         `json:"features"`
+	Edges     EdgeReport  `json:"edges"`
+	Groups    GroupCounts `json:"groups"`
+	Labels    LabelCounts `json:"labels"`
+	Splits    SplitCounts `json:"splits"`
+	Version   uint64      `json:"version"`
+	Batches   int         `json:"batches"`
+	Finished  string      `json:"finished"`
+}
+
+// loadMarker is the value of the incomplete-load marker.
+type loadMarker struct {
+	Started string `json:"started"`
+	Source  string `json:"source"`
+}
+
+func (o *LoadOptions) validate() error {
+	var errs []error
+	if o.Nodes == "" {
+		errs = append(errs, fmt.Errorf("%w: no node file", ErrInvalid))
+	}
+	if o.Edges == "" {
+		errs = append(errs, fmt.Errorf("%w: no edge file", ErrInvalid))
+	}
+	if err := o.Spec.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if o.BatchBytes < 0 {
+		errs = append(errs, fmt.Errorf("%w: negative batch size", ErrInvalid))
+	}
+	switch o.Split.Mode {
+	case SplitDIG:
+		if _, err := o.Split.params(); err != nil {
+			errs = append(errs, err)
+		}
+	case SplitFractions:
+		f := o.Split.Fractions
+		if !(f.Train >= 0 && f.Val >= 0 && f.Train+f.Val <= 1) {
+			errs = append(errs, fmt.Errorf("%w: split fractions %+v: want ≥ 0 with sum ≤ 1", ErrInvalid, f))
+		}
+	case SplitNoSplit:
+	default:
+		errs = append(errs, fmt.Errorf("%w: unknown split mode %d", ErrInvalid, o.Split.Mode))
+	}
+	return errors.Join(errs...)
+}
+
+func (s *SplitOptions) params() (split.Params, error) {
+	if s.Params != (split.Params{}) {
+		return s.Params, s.Params.Validate()
+	}
+	if s.Protocol != "" {
+		return split.ParamsFor(s.Protocol)
+	}
+	return split.Pokec, nil
+}
+
+func (s *SplitOptions) seed() uint64 {
+	if s.Seed == 0 && !s.ZeroSeed {
+		return split.DefaultSeed
+	}
+	return s.Seed
+}
+
+// Load reads a graph dump (node CSV + edge list) into store and returns what
+// it did.
+//
+// Everything is validated before the first write, so that bad input (an
+// error wrapping one of the dump.Err… kinds, or ErrUnknownEndpoint in Strict
+// mode, each naming file:line) leaves the store exactly as it was: pass 1
+// checks every node row, then the whole edge file is parsed and resolved.
+// Only then does Load commit an incomplete-load marker, delete the old graph
+// (with Replace), write the nodes (pass 2 over the node file) and their
+// adjacency in batches of at most BatchBytes, and finally commit the node
+// sets, the split, the counts, the schema and a new version while clearing
+// the marker, in one batch. If anything stops Load in the write phase (an
+// error, a cancelled ctx, a crash), the marker stays, and Open reports
+// ErrIncompleteLoad until a Load with Replace succeeds.
+//
+// Memory: one map entry per node id (dump.Table), the edge list as resolved
+// endpoint pairs and the adjacency being built (O(edges) uint32s: about
+// 16 bytes per undirected edge), the node bitmaps (O(nodes) bits) and one
+// batch. Rows are streamed; feature values are never held for more than a
+// row.
+func Load(ctx context.Context, store storage.Store, opts *LoadOptions) (*LoadReport, error) {
+	if opts == nil {
+		return nil, fmt.Errorf("%w: nil LoadOptions", ErrInvalid)
+	}
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	if err := checkTarget(store, opts.Replace); err != nil {
+		return nil, err
+	}
+	l := &loader{ctx: ctx, store: store, opts: opts, report: &LoadReport{
+		Source: opts.Source, NodesFile: filepath.Base(opts.Nodes), EdgesFile: filepath.Base(opts.Edges),
+	}}
+	l.batchBytes = opts.BatchBytes
+	if l.batchBytes == 0 {
+		l.batchBytes = 2 << 20
+	}
+	// Validation phase: nothing is written.
+	if err := l.scanNodes(); err != nil {
+		return nil, err
+	}
+	if err := l.scanEdges(); err != nil {
+		return nil, err
+	}
+	l.buildAdjacency()
+	// Write phase.
+	if err := l.write(); err != nil {
+		return nil, err
+	}
+	return l.report, nil
+}
+
+// checkTarget refuses a store that holds a graph or an incomplete load,
+// unless replace.
+func checkTarget(store storage.Reader, replace bool) error {
+	if replace {
+		return nil
+	}
+	if err := checkLoading(store); err != nil {
+		return err
+	}
+	_, err := store.Get(keySchema)
+	if err == nil {
+		return fmt.Errorf("%w (use Replace / --replace to overwrite it)", ErrGraphExists)
+	}
+	if !errors.Is(err, storage.ErrNotFound) {
+		return fmt.Errorf("index: read schema: %w", err)
+	}
+	return nil
+}
+
+type loader struct {
+	ctx        context.Context
+	store      storage.Store
+	opts       *LoadOptions
+	report     *LoadReport
+	batchBytes int
+	table      *dump.Table
+	// pairs holds the resolved edges, two row indices per edge, until
+	// buildAdjacency turns them into off/adj.
+	pairs []uint32
+	off   []int    // adjacency of row v is adj[off[v]:off[v+1]], ascending
+	adj   []uint32 // both directions of every kept edge
+	batch storage.Batch
+	nb    int // batches committed
+}
+
+// progressReader reports the progress of a dump.File while it is read.
+type progressReader struct {
+	f     *dump.File
+	stage string
+	fn    func(string, int64, int64)
+	last  int64
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.f.Read(b)
+	if off := p.f.Offset(); off-p.last >= 1<<20 || err == io.EOF {
+		p.last = off
+		p.fn(p.stage, off, p.f.Size())
+	}
+	return n, err
+}
+
+// progressOf reports the progress of r, a dump reader with a Progress
+// method.
+func (l *loader) progressOf(stage string, r interface{ Progress() (int64, int64) }) {
+	if l.opts.Progress != nil {
+		done, total := r.Progress()
+		l.opts.Progress(stage, done, total)
+	}
+}
+
+func (l *loader) scanNodes() error {
+	f, err := dump.Open(l.opts.Nodes)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if l.opts.Progress != nil {
+		r = &progressReader{f: f, stage: "scan nodes", fn: l.opts.Progress}
+	}
+	t, err := dump.Analyze(l.ctx, r, f.Name(), l.opts.Spec)
+	if err != nil {
+		return err
+	}
+	if t.Rows > int(^uint32(0)) {
+		return fmt.Errorf("%w: %d nodes exceed the uint32 id space", ErrInvalid, t.Rows)
+	}
+	l.table = t
+	return nil
+}
+
+func (l *loader) scanEdges() error {
+	er, err := dump.OpenEdges(l.opts.Edges)
+	if err != nil {
+		return err
+	}
+	defer er.Close()
+	rep := &l.report.Edges
+	for er.Next() {
+		rep.Lines++
+		if rep.Lines%65536 == 0 {
+			if err := l.ctx.Err(); err != nil {
+				return err
+			}
+			l.progressOf("scan edges", er)
+		}
+		a, b := er.Edge()
+		ra, okA := l.table.Resolve(a)
+		rb, okB := l.table.Resolve(b)
+		if !okA || !okB {
+			if l.opts.Strict {
+				field, val := 0, a
+				if okA {
+					field, val = 1, b
+				}
+				return &dump.Error{File: filepath.Base(l.opts.Edges), Line: er.Line(), Index: field, Kind: ErrUnknownEndpoint,
+					Detail: fmt.Sprintf("%d is not a node of %s (by %s)", val, l.table.Name, l.table.Endpoints())}
+			}
+			rep.UnknownEndpoints++
+			continue
+		}
+		if ra == rb {
+			rep.SelfLoops++
+			continue
+		}
+		l.pairs = append(l.pairs, uint32(ra), uint32(rb))
+	}
+	if err := er.Err(); err != nil {
+		return err
+	}
+	l.progressOf("scan edges", er)
+	return nil
+}
+
+// buildAdjacency turns the edge pairs into sorted, duplicate-free,
+// symmetric neighbour lists (CSR).
+func (l *loader) buildAdjacency() {
+	n := l.table.Rows
+	off := make([]int, n+1)
+	for _, v := range l.pairs {
+		off[v+1]++
+	}
+	for v := range n {
+		off[v+1] += off[v]
+	}
+	adj := make([]uint32, off[n])
+	fill := slices.Clone(off[:n])
+	for i := 0; i < len(l.pairs); i += 2 {
+		a, b := l.pairs[i], l.pairs[i+1]
+		adj[fill[a]] = b
+		fill[a]++
+		adj[fill[b]] = a
+		fill[b]++
+	}
+	l.pairs = nil
+	fill = nil
+	out := 0
+	for v := range n {
+		list := adj[off[v]:off[v+1]]
+		slices.Sort(list)
+		list = slices.Compact(list)
+		off[v] = out
+		out += copy(adj[out:], list)
+	}
+	off[n] = out
+	l.off, l.adj = off, adj[:out]
+	rep := &l.report.Edges
+	rep.Kept = int64(out / 2)
+	rep.Duplicates = rep.Lines - rep.SelfLoops - rep.UnknownEndpoints - int(rep.Kept)
+}
+
+func (l *loader) set(k, v []byte) error {
+	if err := l.batch.Set(k, v); err != nil {
+		return fmt.Errorf("index: load: write: %w", err)
+	}
+	return nil
+}
+
+func (l *loader) del(k []byte) error {
+	if err := l.batch.Delete(k); err != nil {
+		return fmt.Errorf("index: load: delete: %w", err)
+	}
+	return nil
+}
+
+// maxBatchOps bounds the operations of one batch (Badger also bounds the
+// count).
+const maxBatchOps = 32 << 10
+
+// flush commits the current batch if it is over the bounds (or if force).
+func (l *loader) flush(force bool) error {
+	if !force && l.batch.Len() < l.batchBytes && l.batch.Count() < maxBatchOps {
+		return nil
+	}
+	if err := l.ctx.Err(); err != nil {
+		return err
+	}
+	if err := l.batch.Commit(); err != nil {
+		return fmt.Errorf("index: load: commit batch %d: %w", l.nb+1, err)
+	}
+	l.nb++
+	if l.opts.AfterCommit != nil {
+		l.opts.AfterCommit(l.nb)
+	}
+	l.batch = l.store.NewBatch()
+	return nil
+}
+
+func (l *loader) write() (err error) {
+	counter, err := readVersionCounter(l.store)
+	if err != nil {
+		return err
+	}
+	if st, err := readState(l.store); err == nil {
+		counter = max(counter, st.Version)
+	}
+	l.batch = l.store.NewBatch()
+	defer func() { l.batch.Close() }()
+	marker, err := json.Marshal(loadMarker{Started: time.Now().UTC().Format(time.RFC3339), Source: l.describe()})
+	if err != nil {
+		return err
+	}
+	if err := l.set(keyLoading, marker); err != nil {
+		return err
+	}
+	if err := l.flush(true); err != nil {
+		return err
+	}
+	if l.opts.Replace {
+		if err := l.deleteOld(); err != nil {
+			return err
+		}
+	}
+	sets, labelled, err := l.writeNodes()
+	if err != nil {
+		return err
+	}
+	return l.finish(counter, sets, labelled)
+}
+
+func (l *loader) describe() string {
+	if l.opts.Source != "" {
+		return fmt.Sprintf("%s (%s, %s)", l.opts.Source, filepath.Base(l.opts.Nodes), filepath.Base(l.opts.Edges))
+	}
+	return fmt.Sprintf("%s, %s", filepath.Base(l.opts.Nodes), filepath.Base(l.opts.Edges))
+}
+
+// deleteOld deletes every key of the graph's key space except the marker
+// and the version counter.
+func (l *loader) deleteOld() error {
+	snap, err := l.store.NewSnapshot()
+	if err != nil {
+		return fmt.Errorf("index: load: snapshot: %w", err)
+	}
+	defer snap.Close()
+	it, err := snap.NewIter([]byte{storage.ReservedPrefix + 1}, nil)
+	if err != nil {
+		return fmt.Errorf("index: load: iterate: %w", err)
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		if string(k) == string(keyLoading) || string(k) == string(keyVersion) {
+			continue
+		}
+		if err := l.del(k); err != nil {
+			return err
+		}
+		if err := l.flush(false); err != nil {
+			return err
+		}
+	}
+	return it.Err()
+}
+
+// nodeSets are the node bitmaps the loader builds in memory.
+type nodeSets struct {
+	sens  [3]*roaring.Bitmap // by value + 1
+	label [3]*roaring.Bitmap
+}
+
+func (l *loader) writeNodes() (*nodeSets, []uint32, error) {
+	rr, err := l.table.OpenRows(l.opts.Nodes)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rr.Close()
+	sets := &nodeSets{}
+	for i := range 3 {
+		sets.sens[i], sets.label[i] = roaring.New(), roaring.New()
+	}
+	var labelled []uint32
+	var rec []byte
+	var ext [4]byte
+	bm := roaring.New()
+	node := Node{}
+	for rr.Next() {
+		row := rr.Row()
+		v := uint32(row.Index)
+		node.ExternalID, node.Sensitive, node.Label, node.Features = row.ID, row.Sensitive, row.Label, row.Features
+		rec = appendNodeRecord(rec[:0], &node)
+		if err := l.set(nodeKey(v), rec); err != nil {
+			return nil, nil, err
+		}
+		binary.BigEndian.PutUint32(ext[:], v)
+		if err := l.set(extKey(row.ID), ext[:]); err != nil {
+			return nil, nil, err
+		}
+		if list := l.adj[l.off[v]:l.off[v+1]]; len(list) > 0 {
+			bm.Clear()
+			bm.AddMany(list)
+			enc, err := encodeBitmap(bm)
+			if err != nil {
+				return nil, nil, fmt.Errorf("index: load: encode adjacency: %w", err)
+			}
+			if err := l.set(adjKey(v), enc); err != nil {
+				return nil, nil, err
+			}
+		}
+		sets.sens[row.Sensitive+1].Add(v)
+		sets.label[row.Label+1].Add(v)
+		if row.Label >= 0 {
+			labelled = append(labelled, v)
+		}
+		if l.batch.Len() >= l.batchBytes || l.batch.Count() >= maxBatchOps {
+			l.progressOf("write", rr)
+			if err := l.flush(true); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	if err := rr.Err(); err != nil {
+		return nil, nil, err
+	}
+	l.progressOf("write", rr)
+	return sets, labelled, nil
+}
+
+func (l *loader) computeSplit(sets *nodeSets, labelled []uint32) (split.Split, error) {
+	known := func(v uint32) bool { return !sets.sens[0].Contains(v) }
+	so := &l.opts.Split
+	switch so.Mode {
+	case SplitDIG:
+		p, err := so.params()
+		if err != nil {
+			return split.Split{}, err
+		}
+		return split.DIG(labelled, known, p, so.seed())
+	case SplitFractions:
+		return split.Random(labelled, known, so.Fractions, rand.New(rand.NewPCG(so.seed(), 0)))
+	}
+	return split.Split{}, nil
+}
+
+// finish writes the node sets, the split, the schema, the counts and the
+// report, and clears the marker, in the final batch.
+func (l *loader) finish(counter uint64, sets *nodeSets, labelled []uint32) error {
+	sp, err := l.computeSplit(sets, labelled)
+	if err != nil {
+		return fmt.Errorf("index: load: split: %w", err)
+	}
+	if err := l.flush(true); err != nil {
+		return err
+	}
+	put := func(k []byte, bm *roaring.Bitmap) error {
+		enc, err := encodeBitmap(bm)
+		if err != nil {
+			return fmt.Errorf("index: load: encode node set: %w", err)
+		}
+		return l.set(k, enc)
+	}
+	for i := range 3 {
+		if err := put(sensKey(int8(i-1)), sets.sens[i]); err != nil {
+			return err
+		}
+		if err := put(labelKey(int8(i-1)), sets.label[i]); err != nil {
+			return err
+		}
+	}
+	if err := put(labelledKey(), roaring.BitmapOf(labelled...)); err != nil {
+		return err
+	}
+	parts := [][]uint32{sp.Train, sp.Val, sp.Test}
+	for i, s := range Splits {
+		if err := put(splitKey(s), roaring.BitmapOf(parts[i]...)); err != nil {
+			return err
+		}
+	}
+	schema := Schema{Format: FormatVersion, Features: append([]string{}, l.table.FeatureNames...)}
+	sb, err := json.Marshal(&schema)
+	if err != nil {
+		return err
+	}
+	st := state{Version: counter + 1, Nodes: uint32(l.table.Rows), Edges: uint64(l.report.Edges.Kept)}
+	rep := l.report
+	rep.Nodes, rep.Features = l.table.Rows, l.table.Features()
+	rep.Groups = GroupCounts{G0: l.table.Groups[0], G1: l.table.Groups[1], Unknown: l.table.UnknownSensitive}
+	rep.Labels = LabelCounts{Y0: l.table.Labels[0], Y1: l.table.Labels[1], Unlabelled: l.table.NumUnlabelled}
+	rep.Splits = SplitCounts{Train: len(sp.Train), Val: len(sp.Val), Test: len(sp.Test)}
+	rep.Version = st.Version
+	rep.Batches = l.nb + 1
+	rep.Finished = time.Now().UTC().Format(time.RFC3339)
+	rb, err := json.Marshal(rep)
+	if err != nil {
+		return err
+	}
+	for _, kv := range [][2][]byte{{keySchema, sb}, {keyState, st.encode()}, {keyVersion, encodeU64(st.Version)}, {keyLoad, rb}} {
+		if err := l.set(kv[0], kv[1]); err != nil {
+			return err
+		}
+	}
+	if err := l.del(keyLoading); err != nil {
+		return err
+	}
+	return l.flush(true)
+}
+
+// LastLoad returns the report of the load that created the graph, or nil
+// if the graph was built with Create.
+func (g *Graph) LastLoad() (*LoadReport, error) {
+	b, err := g.store.Get(keyLoad)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("index: read load report: %w", err)
+	}
+	var r LoadReport
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%w: load report: %w", ErrCorrupt, err)
+	}
+	return &r, nil
+}
