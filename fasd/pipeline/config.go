@@ -1,0 +1,388 @@
+package pipeline
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// ErrConfig marks an invalid configuration.
+var ErrConfig = errors.New("pipeline: invalid config")
+
+// Config holds every hyper-parameter of one FASD run. Presets give the
+// paper's values (method.md §12); every field can be overridden from a TOML
+// document (LoadTOML) or by dotted key (Set), e.g. "score.epochs=100".
+type Config struct {
+	// Preset is the name the config started from ("nba", "pokec_z",
+	// "pokec_n", "synth"); informational.
+	Preset string `toml:"preset"`
+	// Seed is the run seed: it covers subgraph sampling, g_sen, the score
+	// networks, debiasing and f.
+	Seed uint64 `toml:"seed"`
+	// Workers is the number of goroutines that share a batch (0: 2).
+	Workers int `toml:"workers"`
+
+	Sample     SampleConfig     `toml:"sample"`
+	Sens       TrainConfig      `toml:"sens"`
+	Diffusion  DiffusionConfig  `toml:"diffusion"`
+	Score      ScoreConfig      `toml:"score"`
+	Debias     DebiasConfig     `toml:"debias"`
+	Classifier ClassifierConfig `toml:"classifier"`
+	Baseline   TrainConfig      `toml:"baseline"`
+}
+
+// SampleConfig configures subgraph sampling (method.md §2).
+type SampleConfig struct {
+	Mode     string `toml:"mode"`      // "alg3" (default) | "hop"
+	Depth    int    `toml:"depth"`     // d
+	Fanout   int    `toml:"fanout"`    // k
+	Edges    string `toml:"edges"`     // "sampled" (default) | "induced"
+	MaxNodes int    `toml:"max_nodes"` // 0: no cap
+}
+
+// TrainConfig is the training schedule of a plain classifier-like model
+// (g_sen, the GCN baseline).
+type TrainConfig struct {
+	Epochs      int     `toml:"epochs"`
+	LR          float64 `toml:"lr"`
+	WeightDecay float64 `toml:"weight_decay"`
+	Batch       int     `toml:"batch"`
+	Dropout     float64 `toml:"dropout"`
+	Hidden      int     `toml:"hidden"`
+	// Scope of g_sen's sensitive labels: "all" known nodes (default) or
+	// "train" nodes only (method.md §13.4). Ignored elsewhere.
+	Scope string `toml:"scope,omitempty"`
+}
+
+// DiffusionConfig configures the fairness-aware forward diffusion (§4, §5).
+type DiffusionConfig struct {
+	BetaMinX float64 `toml:"beta_min_x"`
+	BetaMaxX float64 `toml:"beta_max_x"`
+	BetaMinA float64 `toml:"beta_min_a"`
+	BetaMaxA float64 `toml:"beta_max_a"`
+	LambdaX  float64 `toml:"lambda_x"`
+	LambdaA  float64 `toml:"lambda_a"`
+	Gamma    string  `toml:"gamma"` // "literal" (default) | "linear"
+	EpsT     float64 `toml:"eps_t"` // lower end of the training t range
+}
+
+// ScoreConfig configures s_θ, s_φ and their joint training (§5–§7).
+type ScoreConfig struct {
+	Epochs      int     `toml:"epochs"`
+	LR          float64 `toml:"lr"`
+	WeightDecay float64 `toml:"weight_decay"`
+	Batch       int     `toml:"batch"`
+	GradClip    float64 `toml:"grad_clip"`
+	LRDecay     float64 `toml:"lr_decay"`
+	EMA         float64 `toml:"ema"`
+	UseEMA      bool    `toml:"use_ema"` // sample with the EMA weights
+	MLPAct      string  `toml:"mlp_act"` // s_θ's MLP_X activation: "relu" (paper) | "elu" (GDSS)
+}
+
+// DebiasConfig configures the reverse PC sampler and post-processing (§8, §9).
+type DebiasConfig struct {
+	Steps    int     `toml:"steps"`     // N_steps
+	DtRev    float64 `toml:"dt_rev"`    // Δt_rev of the fixed_dt schedule
+	Schedule string  `toml:"schedule"`  // "fixed_dt" | "span" | "gdss_full"
+	TStart   float64 `toml:"t_start"`   // start time of the span schedule
+	Order    string  `toml:"order"`     // "PC" | "CP"
+	Init     string  `toml:"init"`      // "clean" | "forward"
+	SNRX     float64 `toml:"snr_x"`     // r_X
+	SNRA     float64 `toml:"snr_a"`     // r_A
+	ScaleEps float64 `toml:"scale_eps"` // corrector noise scale
+	Tau      float64 `toml:"tau"`       // pruning threshold
+	Post     string  `toml:"post"`      // "continuous" | "clip01" | "binarize"
+}
+
+// ClassifierConfig configures f (§10).
+type ClassifierConfig struct {
+	Epochs      int     `toml:"epochs"`
+	LR          float64 `toml:"lr"`
+	WeightDecay float64 `toml:"weight_decay"`
+	Batch       int     `toml:"batch"`
+	Dropout     float64 `toml:"dropout"`
+	Hidden      int     `toml:"hidden"`
+}
+
+// Presets lists the preset names Preset accepts.
+func Presets() []string { return []string{"nba", "pokec_z", "pokec_n", "synth"} }
+
+// Preset returns the paper's hyper-parameters for a dataset (method.md §12),
+// or the settings for generated graphs ("synth": the paper's NBA values with
+// d = 2, λ = 1, linear γ and shorter schedules, sized for a quick run).
+func Preset(name string) (Config, error) {
+	c := Config{
+		Preset:  name,
+		Seed:    0,
+		Workers: 2,
+		Sample:  SampleConfig{Mode: "alg3", Depth: 2, Fanout: 10, Edges: "sampled"},
+		Sens:    TrainConfig{Epochs: 500, LR: 1e-4, Batch: 64, Dropout: 0.1, Hidden: 64, Scope: "all"},
+		Diffusion: DiffusionConfig{
+			BetaMinX: 0.1, BetaMaxX: 1.0, BetaMinA: 0.1, BetaMaxA: 1.0,
+			LambdaX: 0.1, LambdaA: 0.1, Gamma: "literal", EpsT: 1e-5,
+		},
+		Score: ScoreConfig{
+			Epochs: 1000, LR: 1e-2, WeightDecay: 1e-4, Batch: 128, GradClip: 1.0,
+			LRDecay: 0.999, EMA: 0.999, MLPAct: "relu",
+		},
+		Debias: DebiasConfig{
+			Steps: 5, DtRev: 0.01, Schedule: "fixed_dt", Order: "PC", Init: "clean",
+			SNRX: 0.05, SNRA: 0.05, ScaleEps: 1.0, Tau: 0.5, Post: "continuous",
+		},
+		Classifier: ClassifierConfig{Epochs: 500, LR: 1e-3, WeightDecay: 1e-4, Batch: 64, Dropout: 0.3, Hidden: 64},
+		Baseline:   TrainConfig{Epochs: 500, LR: 1e-3, WeightDecay: 1e-4, Dropout: 0.3, Hidden: 64},
+	}
+	switch name {
+	case "nba":
+	case "pokec_z", "pokec_n":
+		c.Sample.Depth = 3
+		c.Diffusion.LambdaX, c.Diffusion.LambdaA = 10, 10
+		c.Debias.Steps = 4
+		if name == "pokec_n" {
+			c.Debias.Steps = 2
+		}
+	case "synth":
+		c.Diffusion.LambdaX, c.Diffusion.LambdaA = 1, 1
+		c.Diffusion.Gamma = "linear"
+		c.Sens.Epochs = 100
+		c.Sens.LR = 1e-3
+		c.Score.Epochs = 100
+		c.Classifier.Epochs = 200
+		c.Baseline.Epochs = 200
+	default:
+		return Config{}, fmt.Errorf("%w: unknown preset %q (known: %s)", ErrConfig, name, strings.Join(Presets(), ", "))
+	}
+	return c, nil
+}
+
+// Validate reports every invalid field at once, each wrapping ErrConfig and
+// naming the field by its TOML key.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: %s: "+format, append([]any{ErrConfig, key}, args...)...))
+	}
+	oneOf := func(key, v string, allowed ...string) {
+		for _, a := range allowed {
+			if v == a {
+				return
+			}
+		}
+		bad(key, "%q is not one of %s", v, strings.Join(allowed, ", "))
+	}
+	pos := func(key string, v int) {
+		if v < 1 {
+			bad(key, "%d, want ≥ 1", v)
+		}
+	}
+	posf := func(key string, v float64) {
+		if !(v > 0) {
+			bad(key, "%v, want > 0", v)
+		}
+	}
+	nonneg := func(key string, v float64) {
+		if !(v >= 0) {
+			bad(key, "%v, want ≥ 0", v)
+		}
+	}
+	prob := func(key string, v float64) {
+		if !(v >= 0 && v < 1) {
+			bad(key, "%v, want in [0, 1)", v)
+		}
+	}
+	if c.Workers < 0 {
+		bad("workers", "%d, want ≥ 0", c.Workers)
+	}
+	oneOf("sample.mode", c.Sample.Mode, "alg3", "hop")
+	oneOf("sample.edges", c.Sample.Edges, "sampled", "induced")
+	pos("sample.depth", c.Sample.Depth)
+	pos("sample.fanout", c.Sample.Fanout)
+	if c.Sample.MaxNodes < 0 {
+		bad("sample.max_nodes", "%d, want ≥ 0", c.Sample.MaxNodes)
+	}
+	for _, tc := range []struct {
+		name string
+		t    TrainConfig
+	}{{"sens", c.Sens}, {"baseline", c.Baseline}} {
+		nonnegInt := tc.t.Epochs
+		if nonnegInt < 0 {
+			bad(tc.name+".epochs", "%d, want ≥ 0", nonnegInt)
+		}
+		posf(tc.name+".lr", tc.t.LR)
+		nonneg(tc.name+".weight_decay", tc.t.WeightDecay)
+		prob(tc.name+".dropout", tc.t.Dropout)
+		pos(tc.name+".hidden", tc.t.Hidden)
+	}
+	pos("sens.batch", c.Sens.Batch)
+	oneOf("sens.scope", c.Sens.Scope, "all", "train")
+	d := c.Diffusion
+	for _, b := range []struct {
+		key      string
+		min, max float64
+	}{{"diffusion.beta_min_x/beta_max_x", d.BetaMinX, d.BetaMaxX}, {"diffusion.beta_min_a/beta_max_a", d.BetaMinA, d.BetaMaxA}} {
+		if !(b.min > 0 && b.max >= b.min) {
+			bad(b.key, "β range [%v, %v], want 0 < β_min ≤ β_max", b.min, b.max)
+		}
+	}
+	nonneg("diffusion.lambda_x", d.LambdaX)
+	nonneg("diffusion.lambda_a", d.LambdaA)
+	oneOf("diffusion.gamma", d.Gamma, "literal", "linear")
+	if !(d.EpsT > 0 && d.EpsT < 1) {
+		bad("diffusion.eps_t", "%v, want in (0, 1)", d.EpsT)
+	}
+	s := c.Score
+	if s.Epochs < 0 {
+		bad("score.epochs", "%d, want ≥ 0", s.Epochs)
+	}
+	posf("score.lr", s.LR)
+	nonneg("score.weight_decay", s.WeightDecay)
+	pos("score.batch", s.Batch)
+	nonneg("score.grad_clip", s.GradClip)
+	if !(s.LRDecay > 0 && s.LRDecay <= 1) {
+		bad("score.lr_decay", "%v, want in (0, 1]", s.LRDecay)
+	}
+	prob("score.ema", s.EMA)
+	oneOf("score.mlp_act", s.MLPAct, "relu", "elu")
+	db := c.Debias
+	pos("debias.steps", db.Steps)
+	oneOf("debias.schedule", db.Schedule, "fixed_dt", "span", "gdss_full")
+	if db.Schedule == "fixed_dt" && !(db.DtRev > 0 && float64(db.Steps)*db.DtRev <= 1+1e-12) {
+		bad("debias.dt_rev", "%v with %d steps: need dt_rev > 0 and steps·dt_rev ≤ 1", db.DtRev, db.Steps)
+	}
+	if db.Schedule == "span" && !(db.TStart > 0 && db.TStart <= 1) {
+		bad("debias.t_start", "%v, want in (0, 1]", db.TStart)
+	}
+	oneOf("debias.order", db.Order, "PC", "CP")
+	oneOf("debias.init", db.Init, "clean", "forward")
+	posf("debias.snr_x", db.SNRX)
+	posf("debias.snr_a", db.SNRA)
+	nonneg("debias.scale_eps", db.ScaleEps)
+	nonneg("debias.tau", db.Tau)
+	oneOf("debias.post", db.Post, "continuous", "clip01", "binarize")
+	f := c.Classifier
+	if f.Epochs < 1 {
+		bad("classifier.epochs", "%d, want ≥ 1", f.Epochs)
+	}
+	posf("classifier.lr", f.LR)
+	nonneg("classifier.weight_decay", f.WeightDecay)
+	pos("classifier.batch", f.Batch)
+	prob("classifier.dropout", f.Dropout)
+	pos("classifier.hidden", f.Hidden)
+	return errors.Join(errs...)
+}
+
+// LoadTOML overrides the fields of c named in the TOML document r; fields
+// not named keep their values. Unknown keys are an error naming them.
+func (c *Config) LoadTOML(name string, r io.Reader) error {
+	md, err := toml.NewDecoder(r).Decode(c)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrConfig, name, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, len(und))
+		for i, k := range und {
+			keys[i] = k.String()
+		}
+		return fmt.Errorf("%w: %s: unknown keys: %s", ErrConfig, name, strings.Join(keys, ", "))
+	}
+	return nil
+}
+
+// TOML returns the config as a TOML document (the effective config that runs
+// print and store).
+func (c *Config) TOML() string {
+	var buf bytes.Buffer
+	if err := toml.NewEncoder(&buf).Encode(c); err != nil {
+		// Encoding a struct of plain fields cannot fail.
+		panic(fmt.Sprintf("pipeline: encode config: %v", err))
+	}
+	return buf.String()
+}
+
+// Set overrides one field by its dotted TOML key, e.g. Set("score.epochs",
+// "100") or Set("diffusion.gamma", "linear").
+func (c *Config) Set(key, value string) error {
+	v := reflect.ValueOf(c).Elem()
+	parts := strings.Split(key, ".")
+	for i, p := range parts {
+		f, ok := fieldByTag(v, p)
+		if !ok {
+			return fmt.Errorf("%w: unknown key %q (known: %s)", ErrConfig, key, strings.Join(Keys(), ", "))
+		}
+		v = f
+		if i < len(parts)-1 && v.Kind() != reflect.Struct {
+			return fmt.Errorf("%w: unknown key %q", ErrConfig, key)
+		}
+	}
+	var err error
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(value)
+	case reflect.Int:
+		var n int64
+		if n, err = strconv.ParseInt(value, 10, 64); err == nil {
+			v.SetInt(n)
+		}
+	case reflect.Uint64:
+		var n uint64
+		if n, err = strconv.ParseUint(value, 10, 64); err == nil {
+			v.SetUint(n)
+		}
+	case reflect.Float64:
+		var x float64
+		if x, err = strconv.ParseFloat(value, 64); err == nil {
+			v.SetFloat(x)
+		}
+	case reflect.Bool:
+		var b bool
+		if b, err = strconv.ParseBool(value); err == nil {
+			v.SetBool(b)
+		}
+	default:
+		return fmt.Errorf("%w: key %q is a section, not a value", ErrConfig, key)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %s=%q: %w", ErrConfig, key, value, err)
+	}
+	return nil
+}
+
+// Keys lists every settable dotted key, sorted.
+func Keys() []string {
+	var out []string
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			tag := strings.Split(f.Tag.Get("toml"), ",")[0]
+			if tag == "" {
+				continue
+			}
+			if f.Type.Kind() == reflect.Struct {
+				walk(f.Type, prefix+tag+".")
+				continue
+			}
+			out = append(out, prefix+tag)
+		}
+	}
+	walk(reflect.TypeOf(Config{}), "")
+	sort.Strings(out)
+	return out
+}
+
+func fieldByTag(v reflect.Value, tag string) (reflect.Value, bool) {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		if strings.Split(t.Field(i).Tag.Get("toml"), ",")[0] == tag {
+			return v.Field(i), true
+		}
+	}
+	return reflect.Value{}, false
+}
