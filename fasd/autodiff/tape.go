@@ -64,6 +64,7 @@ type Tape[T Float] struct {
 	leaves  []leaf[T]
 	leafIdx map[*Param[T]]int
 	noGrad  bool
+	frozen  bool
 }
 
 // NewTape returns an empty tape.
@@ -85,6 +86,10 @@ func (t *Tape[T]) Reset() {
 // never need gradients, so no gradient buffers are made and Backward is not
 // allowed) or back on. Call it right after Reset.
 func (t *Tape[T]) SetNoGrad(off bool) { t.noGrad = off }
+
+// FreezeParams makes parameter leaves need no gradient while inputs made
+// with needGrad still get one: the mode for ∇_X/∇_A of a frozen network.
+func (t *Tape[T]) FreezeParams(frozen bool) { t.frozen = frozen }
 
 // NoGrad reports whether gradient recording is off.
 func (t *Tape[T]) NoGrad() bool { return t.noGrad }
@@ -155,7 +160,7 @@ func (t *Tape[T]) Param(p *Param[T]) *Var[T] {
 	}
 	v := t.leaves[i].v
 	v.Value = p.Value
-	v.req = !t.noGrad
+	v.req = !t.noGrad && !t.frozen
 	if len(v.Grad) != len(p.Value.Data) {
 		v.Grad = make([]T, len(p.Value.Data))
 	}
@@ -166,6 +171,9 @@ func (t *Tape[T]) Param(p *Param[T]) *Var[T] {
 // its Param.Grad (allocating Grad if it has the wrong length).
 func (t *Tape[T]) AccumulateGrads() {
 	for _, l := range t.leaves {
+		if !l.v.req {
+			continue
+		}
 		if len(l.p.Grad) != len(l.v.Grad) {
 			l.p.Grad = make([]T, len(l.v.Grad))
 		}
