@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fasd-db/fasd/index/split"
 	"github.com/fasd-db/fasd/storage"
 )
 
@@ -72,3 +73,5 @@ func checkGraph(t testing.TB, g *Graph) {
 }
 
 var _ = bytes.Equal
+
+func split5050() split.Fractions { return split.Fractions{Train: 0.5, Val: 0.25} }

@@ -1,0 +1,339 @@
+package index
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fasd-db/fasd/index/dump"
+	"github.com/fasd-db/fasd/storage"
+)
+
+// A small valid dump: 6 nodes, ids 10..60, a named sensitive column, two
+// features, one unlabelled node; the edges hold a duplicate (reversed) and a
+// self-loop.
+const (
+	smallNodes = `id,group,label,f1,f2
+10,a,1,0.5,3
+20,b,0,1.5,4
+30,a,-1,2.5,5
+40,b,1,3.5,6
+50,a,0,4.5,7
+60,b,1,5.5,8
+`
+	smallEdges = "10 20\n20 10\n20\t30\n30 30\n40 50\n\n50 60\n10 60\n"
+)
+
+func smallSpec() dump.Spec {
+	return dump.Spec{
+		IDColumn:  "id",
+		Sensitive: dump.SensitiveSpec{Column: "group", Named: map[string]int8{"a": 0, "b": 1}},
+		Label:     dump.LabelSpec{Column: "label"},
+		Scale:     true,
+	}
+}
+
+func smallOptions(t testing.TB, nodes, edges string) *LoadOptions {
+	dir := t.TempDir()
+	return &LoadOptions{
+		Nodes: writeFile(t, dir, "nodes.csv", nodes),
+		Edges: writeFile(t, dir, "edges.txt", edges),
+		Spec:  smallSpec(),
+		Split: SplitOptions{Mode: SplitFractions, Fractions: split5050()},
+	}
+}
+
+// Ensure that a small dump loads with the documented edge accounting and a
+// consistent graph.
+func TestLoad_Small(t *testing.T) {
+	for _, b := range backends {
+		t.Run(string(b), func(t *testing.T) {
+			s := openMem(t, b)
+			rep, err := Load(context.Background(), s, smallOptions(t, smallNodes, smallEdges))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := EdgeReport{Lines: 7, Kept: 5, Duplicates: 1, SelfLoops: 1}
+			if rep.Edges != want {
+				t.Errorf("edges %+v, want %+v", rep.Edges, want)
+			}
+			g, err := Open(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGraph(t, g)
+			v, _ := g.View()
+			defer v.Close()
+			id, err := v.InternalID(40)
+			if err != nil || id != 3 {
+				t.Fatalf("InternalID(40) = %d, %v", id, err)
+			}
+			nb, err := v.Neighbors(0, nil)
+			if err != nil || fmt.Sprint(nb) != "[1 5]" {
+				t.Errorf("neighbours of 0: %v %v", nb, err)
+			}
+			f, _ := v.Features(5, nil)
+			if fmt.Sprint(f) != "[1 1]" {
+				t.Errorf("scaled features of last node %v, want [1 1]", f)
+			}
+			n, _ := v.Node(2)
+			if n.ExternalID != 30 || n.Sensitive != 0 || n.Label != Unlabelled || n.Split != SplitNone {
+				t.Errorf("node 2 %+v", n)
+			}
+			if _, err := v.InternalID(70); !errors.Is(err, ErrUnknownID) {
+				t.Errorf("InternalID(70) err %v", err)
+			}
+		})
+	}
+}
+
+// Ensure that every kind of bad input fails with its file:line message and
+// leaves the store byte-for-byte unchanged, both when it is empty and when
+// it holds a graph that Replace would overwrite.
+func TestLoad_BadInput(t *testing.T) {
+	badRow := func(row string) string { return strings.Replace(smallNodes, "30,a,-1,2.5,5", row, 1) }
+	cases := []struct {
+		name, nodes, edges string
+		strict             bool
+		kind               error
+		msg                string
+	}{
+		{"field count", badRow("30,a,-1,2.5,5,9"), smallEdges, false, dump.ErrFieldCount, "nodes.csv:4: wrong field count"},
+		{"non-numeric", badRow("30,a,-1,abc,5"), smallEdges, false, dump.ErrNotNumber, `nodes.csv:4: column "f1": not a number`},
+		{"NaN", badRow("30,a,-1,2.5,NaN"), smallEdges, false, dump.ErrNonFinite, `nodes.csv:4: column "f2": not finite`},
+		{"Inf", badRow("30,a,-1,-Inf,5"), smallEdges, false, dump.ErrNonFinite, `nodes.csv:4: column "f1": not finite`},
+		{"duplicate id", badRow("20,a,-1,2.5,5"), smallEdges, false, dump.ErrDuplicateID, `nodes.csv:4: column "id": duplicate node id`},
+		{"unmapped sensitive", badRow("30,c,-1,2.5,5"), smallEdges, false, dump.ErrUnmappedSensitive, `nodes.csv:4: column "group": unmapped sensitive value`},
+		{"malformed edge", smallNodes, "10 20\n20 x\n", false, dump.ErrBadEdge, "edges.txt:2: field 2: malformed edge line"},
+		{"three fields", smallNodes, "10 20\n20 30\n20 30 40\n", false, dump.ErrBadEdge, "edges.txt:3: malformed edge line"},
+		{"unknown endpoint strict", smallNodes, "10 20\n\n20 99\n", true, ErrUnknownEndpoint, "edges.txt:3: field 2: index: unknown edge endpoint: 99"},
+	}
+	for _, b := range backends {
+		for _, pre := range []string{"empty", "loaded"} {
+			for _, c := range cases {
+				t.Run(fmt.Sprintf("%s/%s/%s", b, pre, c.name), func(t *testing.T) {
+					s := openMem(t, b)
+					if pre == "loaded" {
+						if _, err := Load(context.Background(), s, smallOptions(t, smallNodes, smallEdges)); err != nil {
+							t.Fatal(err)
+						}
+					}
+					before := dumpStore(t, s)
+					opts := smallOptions(t, c.nodes, c.edges)
+					opts.Strict, opts.Replace = c.strict, true
+					_, err := Load(context.Background(), s, opts)
+					if !errors.Is(err, c.kind) {
+						t.Fatalf("err %v, want kind %v", err, c.kind)
+					}
+					if !strings.HasPrefix(err.Error(), c.msg) {
+						t.Errorf("message %q, want prefix %q", err, c.msg)
+					}
+					if after := dumpStore(t, s); after != before {
+						t.Errorf("store changed by a failed load:\nbefore:\n%s\nafter:\n%s", before, after)
+					}
+				})
+			}
+		}
+	}
+}
+
+// Ensure that unknown endpoints are skipped and counted without Strict.
+func TestLoad_UnknownEndpointsCounted(t *testing.T) {
+	s := openMem(t, storage.Pebble)
+	rep, err := Load(context.Background(), s, smallOptions(t, smallNodes, "10 20\n20 99\n98 97\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (EdgeReport{Lines: 3, Kept: 1, UnknownEndpoints: 2}); rep.Edges != want {
+		t.Errorf("edges %+v, want %+v", rep.Edges, want)
+	}
+}
+
+// Ensure that a load into a store holding a graph is refused without
+// Replace (store unchanged) and replaces the graph with it, with a higher
+// version.
+func TestLoad_ReplaceAndRefuse(t *testing.T) {
+	for _, b := range backends {
+		t.Run(string(b), func(t *testing.T) {
+			s := openMem(t, b)
+			ctx := context.Background()
+			r1, err := Load(ctx, s, smallOptions(t, smallNodes, smallEdges))
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := dumpStore(t, s)
+			if _, err := Load(ctx, s, smallOptions(t, smallNodes, "10 20\n")); !errors.Is(err, ErrGraphExists) {
+				t.Fatalf("second load without Replace: %v", err)
+			}
+			if dumpStore(t, s) != before {
+				t.Fatal("refused load changed the store")
+			}
+			// Replace with a smaller graph: nothing of the old one may survive.
+			opts := smallOptions(t, "id,group,label,f1,f2\n7,a,1,1,2\n8,b,0,3,4\n", "7 8\n")
+			opts.Replace = true
+			r2, err := Load(ctx, s, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r2.Version <= r1.Version {
+				t.Errorf("version %d after replace, was %d", r2.Version, r1.Version)
+			}
+			g, err := Open(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGraph(t, g)
+			v, _ := g.View()
+			defer v.Close()
+			if v.NumNodes() != 2 || v.NumEdges() != 1 {
+				t.Errorf("replaced graph has %d nodes %d edges", v.NumNodes(), v.NumEdges())
+			}
+			if _, err := v.InternalID(10); !errors.Is(err, ErrUnknownID) {
+				t.Errorf("old id 10 still mapped: %v", err)
+			}
+		})
+	}
+}
+
+// Ensure that a load cancelled in the write phase leaves the marker, that
+// Open, Create, Update and a non-Replace Load report the incomplete load,
+// and that Replace recovers.
+func TestLoad_IncompleteInProcess(t *testing.T) {
+	for _, b := range backends {
+		t.Run(string(b), func(t *testing.T) {
+			s := openMem(t, b)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			opts := smallOptions(t, smallNodes, smallEdges)
+			opts.BatchBytes = 1 // one node per batch
+			opts.AfterCommit = func(n int) {
+				if n == 3 {
+					cancel()
+				}
+			}
+			if _, err := Load(ctx, s, opts); !errors.Is(err, context.Canceled) {
+				t.Fatalf("cancelled load: %v", err)
+			}
+			if _, err := Open(s); !errors.Is(err, ErrIncompleteLoad) {
+				t.Fatalf("Open after interrupted load: %v", err)
+			}
+			if _, err := Create(s, Schema{}); !errors.Is(err, ErrIncompleteLoad) {
+				t.Errorf("Create: %v", err)
+			}
+			if _, err := Load(context.Background(), s, smallOptions(t, smallNodes, smallEdges)); !errors.Is(err, ErrIncompleteLoad) {
+				t.Errorf("Load without Replace: %v", err)
+			}
+			opts = smallOptions(t, smallNodes, smallEdges)
+			opts.Replace = true
+			if _, err := Load(context.Background(), s, opts); err != nil {
+				t.Fatal(err)
+			}
+			g, err := Open(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGraph(t, g)
+		})
+	}
+}
+
+// killEnv makes the test binary act as the loading child of
+// TestLoad_KilledSubprocess.
+const killEnv = "FASD_INDEX_TEST_KILL_CHILD"
+
+// TestMain lets the test binary double as a loading subprocess.
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(killEnv); spec != "" {
+		os.Exit(runLoadChild(spec))
+	}
+	os.Exit(m.Run())
+}
+
+// runLoadChild loads the dump named in spec ("backend|db|nodes|edges") with
+// tiny batches, prints "committed" after the third batch and then stalls
+// forever inside the commit hook, waiting to be killed.
+func runLoadChild(spec string) int {
+	f := strings.Split(spec, "|")
+	s, err := storage.Open(f[1], &storage.Options{Backend: storage.Backend(f[0])})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	opts := &LoadOptions{Nodes: f[2], Edges: f[3], Spec: smallSpec(), BatchBytes: 1, Split: SplitOptions{Mode: SplitNoSplit}}
+	opts.AfterCommit = func(n int) {
+		if n == 3 {
+			fmt.Println("committed")
+			os.Stdout.Sync()
+			for {
+				time.Sleep(time.Hour)
+			}
+		}
+	}
+	if _, err := Load(context.Background(), s, opts); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// Ensure that a load process killed (SIGKILL) after some batches were
+// committed leaves a store that reopens with ErrIncompleteLoad, and that a
+// Replace load recovers it.
+func TestLoad_KilledSubprocess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a subprocess")
+	}
+	for _, b := range backends {
+		t.Run(string(b), func(t *testing.T) {
+			dir := t.TempDir()
+			nodes := writeFile(t, dir, "nodes.csv", smallNodes)
+			edges := writeFile(t, dir, "edges.txt", smallEdges)
+			db := filepath.Join(dir, "db")
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), killEnv+"="+strings.Join([]string{string(b), db, nodes, edges}, "|"))
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			line, err := bufio.NewReader(out).ReadString('\n')
+			if err != nil || line != "committed\n" {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("child said %q (%v), stderr %s", line, err, stderr.String())
+			}
+			if err := cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			cmd.Wait()
+			s, err := storage.Open(db, nil)
+			if err != nil {
+				t.Fatalf("reopen after kill: %v", err)
+			}
+			defer s.Close()
+			if _, err := Open(s); !errors.Is(err, ErrIncompleteLoad) {
+				t.Fatalf("Open after killed load: %v", err)
+			}
+			opts := &LoadOptions{Nodes: nodes, Edges: edges, Spec: smallSpec(), Replace: true}
+			if _, err := Load(context.Background(), s, opts); err != nil {
+				t.Fatal(err)
+			}
+			g, err := Open(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGraph(t, g)
+		})
+	}
+}
