@@ -395,6 +395,38 @@ func (a *ArrayNodes) NodeAttrs(v uint32) (int8, int8, Split, error) {
 	return a.S[v], a.Y[v], a.Split[v], nil
 }
 
+// NodeFuncs adapts plain callbacks to a NodeSource. Features must be set;
+// a nil Sensitive or Label reports −1 (unknown) and a nil Split SplitNone.
+type NodeFuncs struct {
+	Features  func(v uint32, dst []float32) error
+	Sensitive func(v uint32) int8
+	Label     func(v uint32) int8
+	Split     func(v uint32) Split
+}
+
+// NodeFeatures implements NodeSource.
+func (f *NodeFuncs) NodeFeatures(v uint32, dst []float32) error {
+	if f.Features == nil {
+		return fmt.Errorf("%w: NodeFuncs.Features is nil", ErrNotSupported)
+	}
+	return f.Features(v, dst)
+}
+
+// NodeAttrs implements NodeSource.
+func (f *NodeFuncs) NodeAttrs(v uint32) (int8, int8, Split, error) {
+	s, y, sp := int8(-1), int8(-1), SplitNone
+	if f.Sensitive != nil {
+		s = f.Sensitive(v)
+	}
+	if f.Label != nil {
+		y = f.Label(v)
+	}
+	if f.Split != nil {
+		sp = f.Split(v)
+	}
+	return s, y, sp, nil
+}
+
 // BuildSubgraph turns a sample into a Subgraph with d features per node,
 // reading node data from src. Edges get weight 1. dst's slices are reused
 // when large enough. The result is validated.

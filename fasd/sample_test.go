@@ -563,6 +563,17 @@ func TestBuildSubgraph(t *testing.T) {
 		!slices.Equal(sg.Split, []Split{SplitVal, SplitTrain, SplitTest}) || sg.Root() != 2 || sg.NumEdges() != 2 {
 		t.Errorf("built %+v", sg)
 	}
+	funcs := &NodeFuncs{
+		Features: func(v uint32, dst []float32) error { return src.NodeFeatures(v, dst) },
+		Label:    func(v uint32) int8 { return src.Y[v] },
+	}
+	var sf Subgraph
+	if err := BuildSubgraph(smp, 2, funcs, &sf); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(sf.X, sg.X) || !slices.Equal(sf.Y, sg.Y) || !slices.Equal(sf.S, []int8{-1, -1, -1}) || sf.Split[0] != SplitNone {
+		t.Errorf("NodeFuncs built %+v", sf)
+	}
 	if err := BuildSubgraph(&Sample{Nodes: []uint32{9}}, 2, src, &sg); !errors.Is(err, ErrShape) {
 		t.Errorf("out-of-range node: %v", err)
 	}
