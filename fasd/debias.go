@@ -1,6 +1,7 @@
 package fasd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -230,13 +231,43 @@ func (o DebiasOptions) grid() []Step {
 	return g
 }
 
-// Debiaser runs the reverse PC sampler on one subgraph at a time. It keeps
-// scratch buffers: use one Debiaser per goroutine.
+// BatchScoreModel is an optional extension of ScoreModel: PredictBatch
+// evaluates several subgraphs at the same time t in one call (item i has
+// ns[i] nodes and d features; the slices are as in Predict). Results must
+// equal per-subgraph Predict calls, so that a batched run equals the
+// sequential one.
+type BatchScoreModel interface {
+	ScoreModel
+	PredictBatch(t float64, xs, as [][]float32, ns []int, d int, outXs, outAs [][]float32) error
+}
+
+// DebiasItem is one subgraph of a batched debiasing run: n nodes, the clean
+// state (X0 n×d, A0 n×n), its own generator and the destinations (which may
+// be X0 and A0 for an in-place update).
+type DebiasItem struct {
+	N          int
+	X0, A0     []float32
+	Rng        *rand.Rand
+	DstX, DstA []float32
+}
+
+// itemBuf is the per-item scratch of a run.
+type itemBuf struct {
+	outX, outA []float32 // model outputs, converted to scores in place
+	zX, zA     []float32 // noise
+}
+
+// Debiaser runs the reverse PC sampler on one subgraph (Run) or on a batch
+// of subgraphs in lockstep (RunBatch). It keeps scratch buffers: use one
+// Debiaser per goroutine.
 type Debiaser struct {
-	opt        DebiasOptions
-	grid       []Step
-	outX, outA []float32
-	zX, zA     []float32
+	opt  DebiasOptions
+	grid []Step
+	bufs []itemBuf
+	// argument slices for PredictBatch
+	xs, as, outXs, outAs [][]float32
+	ns                   []int
+	one                  [1]DebiasItem
 }
 
 // NewDebiaser validates opt and returns a Debiaser.
@@ -280,74 +311,122 @@ func (p *Debiaser) Grid() []Step { return p.grid }
 // the shapes and the options, never on the model's outputs. The caller seeds
 // rng per subgraph (RootSeed with PurposeDebias).
 func (p *Debiaser) Run(model ScoreModel, x0, a0 []float32, n, d int, rng *rand.Rand, dstX, dstA []float32) error {
-	if n < 1 || d < 0 || len(x0) != n*d || len(a0) != n*n || len(dstX) != n*d || len(dstA) != n*n {
-		return fmt.Errorf("%w: debias N=%d D=%d with |x0|=%d |a0|=%d |dstX|=%d |dstA|=%d",
-			ErrShape, n, d, len(x0), len(a0), len(dstX), len(dstA))
+	p.one[0] = DebiasItem{N: n, X0: x0, A0: a0, Rng: rng, DstX: dstX, DstA: dstA}
+	err := p.RunBatch(context.Background(), model, p.one[:], d)
+	p.one[0] = DebiasItem{}
+	return err
+}
+
+// RunBatch debiases several subgraphs with d features each, in lockstep:
+// every sub-step evaluates the model on all items (with one PredictBatch
+// call if model implements BatchScoreModel) and then updates each item with
+// its own generator. Each item's result is identical to Run on that item
+// alone with the same generator state. ctx is checked between iterations.
+func (p *Debiaser) RunBatch(ctx context.Context, model ScoreModel, items []DebiasItem, d int) error {
+	for k := range items {
+		it := &items[k]
+		n := it.N
+		if n < 1 || d < 0 || len(it.X0) != n*d || len(it.A0) != n*n || len(it.DstX) != n*d || len(it.DstA) != n*n || it.Rng == nil {
+			return fmt.Errorf("%w: debias item %d: N=%d D=%d with |x0|=%d |a0|=%d |dstX|=%d |dstA|=%d (rng set: %t)",
+				ErrShape, k, n, d, len(it.X0), len(it.A0), len(it.DstX), len(it.DstA), it.Rng != nil)
+		}
 	}
 	o := &p.opt
-	p.outX = resize(p.outX, n*d)
-	p.outA = resize(p.outA, n*n)
-	p.zX = resize(p.zX, n*d)
-	p.zA = resize(p.zA, n*n)
-	x, a := dstX, dstA
-	copy(x, x0)
-	copy(a, a0)
-	for i := range n {
-		a[i*n+i] = 0
-	}
-	if o.Init == InitForward {
-		t0 := p.grid[0].T
-		FillNormal(rng, p.zX)
-		FillSymNormal(rng, n, p.zA)
-		mX, sX := o.SDEX.Mean(t0), o.SDEX.Std(t0)
-		for i := range x {
-			x[i] = float32(mX*float64(x[i]) + sX*float64(p.zX[i]))
-		}
-		mA, sA := o.SDEA.Mean(t0), o.SDEA.Std(t0)
-		for i := range a {
-			a[i] = float32(mA*float64(a[i]) + sA*float64(p.zA[i]))
+	p.bufs = resize(p.bufs, len(items))
+	for k := range items {
+		it, b := &items[k], &p.bufs[k]
+		n := it.N
+		b.outX = resize(b.outX, n*d)
+		b.outA = resize(b.outA, n*n)
+		b.zX = resize(b.zX, n*d)
+		b.zA = resize(b.zA, n*n)
+		x, a := it.DstX, it.DstA
+		copy(x, it.X0)
+		copy(a, it.A0)
+		zeroDiag(a, n)
+		if o.Init == InitForward {
+			t0 := p.grid[0].T
+			FillNormal(it.Rng, b.zX)
+			FillSymNormal(it.Rng, n, b.zA)
+			mX, sX := o.SDEX.Mean(t0), o.SDEX.Std(t0)
+			for i := range x {
+				x[i] = float32(mX*float64(x[i]) + sX*float64(b.zX[i]))
+			}
+			mA, sA := o.SDEA.Mean(t0), o.SDEA.Std(t0)
+			for i := range a {
+				a[i] = float32(mA*float64(a[i]) + sA*float64(b.zA[i]))
+			}
 		}
 	}
 	for j, st := range p.grid {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("debias: %w", err)
+		}
 		noise := j < len(p.grid)-1
 		var err error
 		if o.Order == OrderCP {
-			if err = p.corrector(model, st.T, x, a, n, d, noise, rng); err == nil {
-				err = p.predictor(model, st, x, a, n, d, noise, rng)
+			if err = p.corrector(model, st.T, items, d, noise); err == nil {
+				err = p.predictor(model, st, items, d, noise)
 			}
 		} else {
-			if err = p.predictor(model, st, x, a, n, d, noise, rng); err == nil {
-				err = p.corrector(model, st.T, x, a, n, d, noise, rng)
+			if err = p.predictor(model, st, items, d, noise); err == nil {
+				err = p.corrector(model, st.T, items, d, noise)
 			}
 		}
 		if err != nil {
 			return fmt.Errorf("debias step %d (t=%g): %w", j, st.T, err)
 		}
 	}
-	for _, v := range x {
-		if !finite32(v) {
-			return fmt.Errorf("debias: %w in X", ErrNonFinite)
+	for k := range items {
+		for _, v := range items[k].DstX {
+			if !finite32(v) {
+				return fmt.Errorf("debias item %d: %w in X", k, ErrNonFinite)
+			}
 		}
-	}
-	for _, v := range a {
-		if !finite32(v) {
-			return fmt.Errorf("debias: %w in A", ErrNonFinite)
+		for _, v := range items[k].DstA {
+			if !finite32(v) {
+				return fmt.Errorf("debias item %d: %w in A", k, ErrNonFinite)
+			}
 		}
 	}
 	return nil
 }
 
-// scores runs the model and turns its outputs into scores in place:
-// S = −out/σ_t (or the raw output under the rawScore test switch).
-func (p *Debiaser) scores(model ScoreModel, t float64, x, a []float32, n, d int) error {
-	if err := model.Predict(t, x, a, n, d, p.outX, p.outA); err != nil {
-		return fmt.Errorf("score model: %w", err)
+// scores runs the model on every item's current state and turns the outputs
+// into scores in place: S = −out/σ_t (or the raw output under the rawScore
+// test switch).
+func (p *Debiaser) scores(model ScoreModel, t float64, items []DebiasItem, d int) error {
+	if bm, ok := model.(BatchScoreModel); ok && len(items) > 1 {
+		p.xs, p.as, p.outXs, p.outAs, p.ns = p.xs[:0], p.as[:0], p.outXs[:0], p.outAs[:0], p.ns[:0]
+		for k := range items {
+			p.xs = append(p.xs, items[k].DstX)
+			p.as = append(p.as, items[k].DstA)
+			p.outXs = append(p.outXs, p.bufs[k].outX)
+			p.outAs = append(p.outAs, p.bufs[k].outA)
+			p.ns = append(p.ns, items[k].N)
+		}
+		err := bm.PredictBatch(t, p.xs, p.as, p.ns, d, p.outXs, p.outAs)
+		clear(p.xs)
+		clear(p.as)
+		if err != nil {
+			return fmt.Errorf("score model: %w", err)
+		}
+	} else {
+		for k := range items {
+			it, b := &items[k], &p.bufs[k]
+			if err := model.Predict(t, it.DstX, it.DstA, it.N, d, b.outX, b.outA); err != nil {
+				return fmt.Errorf("score model (item %d): %w", k, err)
+			}
+		}
 	}
 	if p.opt.rawScore {
 		return nil
 	}
-	toScore(p.outX, p.opt.SDEX.Std(t))
-	toScore(p.outA, p.opt.SDEA.Std(t))
+	sX, sA := p.opt.SDEX.Std(t), p.opt.SDEA.Std(t)
+	for k := range items {
+		toScore(p.bufs[k].outX, sX)
+		toScore(p.bufs[k].outA, sA)
+	}
 	return nil
 }
 
@@ -358,25 +437,52 @@ func toScore(out []float32, sigma float64) {
 	}
 }
 
-func (p *Debiaser) predictor(model ScoreModel, st Step, x, a []float32, n, d int, noise bool, rng *rand.Rand) error {
-	if err := p.scores(model, st.T, x, a, n, d); err != nil {
+func (p *Debiaser) predictor(model ScoreModel, st Step, items []DebiasItem, d int, noise bool) error {
+	if err := p.scores(model, st.T, items, d); err != nil {
 		return err
 	}
 	o := &p.opt
 	bX, bA := o.SDEX.Beta(st.T), o.SDEA.Beta(st.T)
-	eulerStep(x, p.outX, bX, st.Dt)
-	if n > 1 {
-		eulerStep(a, p.outA, bA, st.Dt)
-		zeroDiag(a, n)
+	for k := range items {
+		it, b := &items[k], &p.bufs[k]
+		n, x, a := it.N, it.DstX, it.DstA
+		eulerStep(x, b.outX, bX, st.Dt)
+		if n > 1 {
+			eulerStep(a, b.outA, bA, st.Dt)
+			zeroDiag(a, n)
+		}
+		if !noise {
+			continue
+		}
+		FillNormal(it.Rng, b.zX)
+		addScaled(x, b.zX, math.Sqrt(bX*st.Dt))
+		if n > 1 {
+			FillSymNormal(it.Rng, n, b.zA)
+			addScaled(a, b.zA, math.Sqrt(bA*st.Dt))
+		}
 	}
-	if !noise {
+	return nil
+}
+
+func (p *Debiaser) corrector(model ScoreModel, t float64, items []DebiasItem, d int, noise bool) error {
+	if p.opt.NoCorrector {
 		return nil
 	}
-	FillNormal(rng, p.zX)
-	addScaled(x, p.zX, math.Sqrt(bX*st.Dt))
-	if n > 1 {
-		FillSymNormal(rng, n, p.zA)
-		addScaled(a, p.zA, math.Sqrt(bA*st.Dt))
+	if err := p.scores(model, t, items, d); err != nil {
+		return err
+	}
+	o := &p.opt
+	alphaX, alphaA := o.SDEX.LangevinAlpha(t), o.SDEA.LangevinAlpha(t)
+	for k := range items {
+		it, b := &items[k], &p.bufs[k]
+		n := it.N
+		FillNormal(it.Rng, b.zX)
+		langevinStep(it.DstX, b.outX, b.zX, alphaX, o.SNRX, o.ScaleEps, noise)
+		if n > 1 {
+			FillSymNormal(it.Rng, n, b.zA)
+			langevinStep(it.DstA, b.outA, b.zA, alphaA, o.SNRA, o.ScaleEps, noise)
+			zeroDiag(it.DstA, n)
+		}
 	}
 	return nil
 }
@@ -399,24 +505,6 @@ func zeroDiag(a []float32, n int) {
 	for i := range n {
 		a[i*n+i] = 0
 	}
-}
-
-func (p *Debiaser) corrector(model ScoreModel, t float64, x, a []float32, n, d int, noise bool, rng *rand.Rand) error {
-	if p.opt.NoCorrector {
-		return nil
-	}
-	if err := p.scores(model, t, x, a, n, d); err != nil {
-		return err
-	}
-	o := &p.opt
-	FillNormal(rng, p.zX)
-	langevinStep(x, p.outX, p.zX, o.SDEX.LangevinAlpha(t), o.SNRX, o.ScaleEps, noise)
-	if n > 1 {
-		FillSymNormal(rng, n, p.zA)
-		langevinStep(a, p.outA, p.zA, o.SDEA.LangevinAlpha(t), o.SNRA, o.ScaleEps, noise)
-		zeroDiag(a, n)
-	}
-	return nil
 }
 
 // langevinStep applies one Langevin update to x with score s and noise z:

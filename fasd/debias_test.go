@@ -1,6 +1,7 @@
 package fasd
 
 import (
+	"context"
 	"errors"
 	"math"
 	"slices"
@@ -394,5 +395,70 @@ func TestDebiaser_Errors(t *testing.T) {
 	}
 	if err := p.Run(nanModel{}, x, a, 2, 2, NewRand(1), x, a); !errors.Is(err, ErrNonFinite) {
 		t.Errorf("NaN: %v", err)
+	}
+}
+
+// batchLinear implements BatchScoreModel by looping linearModel, counting
+// calls.
+type batchLinear struct {
+	linearModel
+	calls *int
+}
+
+func (m batchLinear) PredictBatch(t float64, xs, as [][]float32, ns []int, d int, outXs, outAs [][]float32) error {
+	*m.calls++
+	for k := range xs {
+		if err := m.Predict(t, xs[k], as[k], ns[k], d, outXs[k], outAs[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Ensure that a batched run equals per-subgraph runs bit for bit (with and
+// without a BatchScoreModel), for mixed sizes including a single node, and
+// that a cancelled context stops the run.
+func TestDebiaser_RunBatchEqualsRun(t *testing.T) {
+	const d = 4
+	sizes := []int{5, 1, 9, 3}
+	for _, opt := range []DebiasOptions{{Steps: 4}, {Steps: 3, Order: OrderCP, Init: InitForward}} {
+		p, _ := NewDebiaser(opt)
+		want := make([][2][]float32, len(sizes))
+		items := make([]DebiasItem, len(sizes))
+		for k, n := range sizes {
+			x0, a0 := randomState(n, d, uint64(10+k))
+			x, a := make([]float32, n*d), make([]float32, n*n)
+			if err := p.Run(linearModel{0.2}, x0, a0, n, d, NewRand(uint64(k)), x, a); err != nil {
+				t.Fatal(err)
+			}
+			want[k] = [2][]float32{x, a}
+			items[k] = DebiasItem{N: n, X0: x0, A0: a0, DstX: make([]float32, n*d), DstA: make([]float32, n*n)}
+		}
+		calls := 0
+		for _, m := range []ScoreModel{linearModel{0.2}, batchLinear{linearModel{0.2}, &calls}} {
+			for k := range items {
+				items[k].Rng = NewRand(uint64(k))
+			}
+			if err := p.RunBatch(context.Background(), m, items, d); err != nil {
+				t.Fatal(err)
+			}
+			for k := range items {
+				if !slices.Equal(items[k].DstX, want[k][0]) || !slices.Equal(items[k].DstA, want[k][1]) {
+					t.Fatalf("%T: item %d differs from Run", m, k)
+				}
+			}
+		}
+		if calls != 2*opt.Steps {
+			t.Errorf("PredictBatch called %d times, want %d", calls, 2*opt.Steps)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := p.RunBatch(ctx, linearModel{0.2}, items, d); !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled: %v", err)
+		}
+		items[0].Rng = nil
+		if err := p.RunBatch(context.Background(), linearModel{0.2}, items, d); !errors.Is(err, ErrShape) {
+			t.Errorf("nil rng: %v", err)
+		}
 	}
 }
