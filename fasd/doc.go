@@ -58,6 +58,9 @@
 // Debiaser runs the reverse PC sampler against a ScoreModel that returns raw
 // ε-predictions; it converts them to scores S = −out/σ_t itself. Getting this
 // conversion wrong reverses the debiasing; the Gaussian-oracle test guards it.
+// RunBatch runs many subgraphs in lockstep (one PredictBatch call per
+// sub-step if the model implements BatchScoreModel) and gives each item the
+// same result as Run with its own generator.
 //
 // # Evaluation
 //
