@@ -26,6 +26,16 @@ func trimSpace(s string) string {
 // (ErrNotNumber or ErrNonFinite).
 func parseNumber(s string) (float64, error) {
 	t := trimSpace(s)
+	// Fast path: short integers (indicator columns, counts) are exact in
+	// float64 up to 15 digits.
+	if len(t) > 0 && len(t) <= 15 {
+		if i, ok := parseDecimal(t); ok {
+			if i == 0 && t[0] == '-' {
+				return math.Copysign(0, -1), nil
+			}
+			return float64(i), nil
+		}
+	}
 	v, err := strconv.ParseFloat(t, 64)
 	if err != nil {
 		if errors.Is(err, strconv.ErrRange) && math.IsInf(v, 0) {
