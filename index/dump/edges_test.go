@@ -1,7 +1,9 @@
 package dump
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -81,4 +83,45 @@ func TestEdgeReader(t *testing.T) {
 	if er.Next() || !errors.Is(er.Err(), ErrBadEdge) || !strings.HasPrefix(er.Err().Error(), "e.txt:1: ") {
 		t.Errorf("long line: %v", er.Err())
 	}
+}
+
+// Ensure that row-index endpoints, also in float notation, resolve to rows,
+// with or without an id column.
+func TestResolve_Rows(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("id,s,y,x\n")
+	for i := range 900 {
+		fmt.Fprintf(&b, "%d,0,1,%d\n", 5000+i, i%7)
+	}
+	for _, spec := range []Spec{
+		{Sensitive: SensitiveSpec{Column: "s"}, Label: LabelSpec{Column: "y"}},
+		{IDColumn: "id", Sensitive: SensitiveSpec{Column: "s"}, Label: LabelSpec{Column: "y"}, Endpoints: EndpointsRow},
+	} {
+		tab, err := Analyze(context.Background(), strings.NewReader(b.String()), "n.csv", spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tab.Endpoints() != EndpointsRow {
+			t.Errorf("endpoints %v", tab.Endpoints())
+		}
+		er := NewEdgeReader(strings.NewReader("8.380e+02\t0\n899 900\n-1 5\n"), "e.txt")
+		var got []int
+		for er.Next() {
+			u, v := er.Edge()
+			ru, ok1 := tab.Resolve(u)
+			rv, ok2 := tab.Resolve(v)
+			got = append(got, ru, rv, boolInt(ok1), boolInt(ok2))
+		}
+		want := []int{838, 0, 1, 1, 899, -1, 1, 0, -1, 5, 0, 1}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("spec %+v: got %v, want %v", spec, got, want)
+		}
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -75,18 +75,32 @@ func TestNBA(t *testing.T) {
 	}
 	defer er.Close()
 	n, unknown, self := 0, 0, 0
+	undirected := map[[2]int]bool{}
+	deg := make([]int, tab.Rows)
 	for er.Next() {
 		u, v := er.Edge()
 		ru, ok1 := tab.Resolve(u)
 		rv, ok2 := tab.Resolve(v)
-		if !ok1 || !ok2 {
-			unknown++
-		} else if ru == rv {
-			self++
-		}
 		n++
+		switch {
+		case !ok1 || !ok2:
+			unknown++
+		case ru == rv:
+			self++
+		case !undirected[[2]int{min(ru, rv), max(ru, rv)}]:
+			undirected[[2]int{min(ru, rv), max(ru, rv)}] = true
+			deg[ru]++
+			deg[rv]++
+		}
 	}
-	if er.Err() != nil || n != 16570 || unknown != 0 || self != 0 {
-		t.Errorf("edges %d unknown %d self %d, err %v", n, unknown, self, er.Err())
+	isolated := 0
+	for _, d := range deg {
+		if d == 0 {
+			isolated++
+		}
+	}
+	if er.Err() != nil || n != 16570 || unknown != 0 || self != 0 || len(undirected) != 10621 || isolated != 3 {
+		t.Errorf("edge lines %d unknown %d self %d undirected %d isolated %d, err %v",
+			n, unknown, self, len(undirected), isolated, er.Err())
 	}
 }
