@@ -1,0 +1,50 @@
+package command
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// CheckOptions are the flags of fasd check.
+type CheckOptions struct {
+	DB string
+}
+
+// AddFlags registers the flags of fasd check.
+func (o *CheckOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.DB, "db", "", "store directory (required)")
+}
+
+func newCheckCommand() *cobra.Command {
+	o := &CheckOptions{}
+	cmd := &cobra.Command{
+		Use:   "check --db DIR",
+		Short: "Verify every invariant of the stored graph (symmetric adjacency, counts, id map, node sets)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if o.DB == "" {
+				return usagef("check: --db DIR is required")
+			}
+			s, g, err := openGraph(o.DB)
+			if err != nil {
+				return fmt.Errorf("check: %w", err)
+			}
+			defer func() { err = errors.Join(err, s.Close()) }()
+			v, err := g.View()
+			if err != nil {
+				return fmt.Errorf("check: %w", err)
+			}
+			defer v.Close()
+			if err := v.Check(cmd.Context()); err != nil {
+				return fmt.Errorf("check: %w", err)
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "ok: version %d, %d nodes, %d edges, all invariants hold\n", v.Version(), v.NumNodes(), v.NumEdges())
+			return err
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	return cmd
+}

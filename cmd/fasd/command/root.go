@@ -1,0 +1,95 @@
+package command
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+
+	"github.com/fasd-db/fasd/index"
+	"github.com/fasd-db/fasd/index/dump"
+	"github.com/fasd-db/fasd/index/split"
+	"github.com/fasd-db/fasd/index/synth"
+	"github.com/fasd-db/fasd/storage"
+	"github.com/spf13/cobra"
+)
+
+// Exit codes (see the package doc).
+const (
+	ExitOK         = 0
+	ExitFailure    = 1
+	ExitUsage      = 2
+	ExitBadInput   = 3
+	ExitStoreState = 4
+)
+
+const exitHelp = `Exit codes:
+  0  success
+  1  failure (I/O, engine errors)
+  2  usage: unknown command or flag, missing or invalid flag value
+  3  bad input: a dump file is missing or malformed (file:line in the message)
+  4  store state: incomplete load (reload with --replace), graph already
+     present (use --replace), no graph, other backend, unknown format, corrupt
+`
+
+// UsageError marks an error in the command line itself.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usagef(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// ErrNoStore is returned when --db names a directory that does not exist.
+var ErrNoStore = errors.New("no store")
+
+// ExitCode maps an error returned by the root command to the documented
+// exit code.
+func ExitCode(err error) int {
+	var ue *UsageError
+	var de *dump.Error
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &ue), errors.Is(err, dump.ErrSpec), errors.Is(err, dump.ErrUnknownPreset),
+		errors.Is(err, index.ErrInvalid), errors.Is(err, synth.ErrConfig), errors.Is(err, split.ErrParams):
+		return ExitUsage
+	case errors.Is(err, index.ErrIncompleteLoad), errors.Is(err, index.ErrGraphExists), errors.Is(err, index.ErrNoGraph),
+		errors.Is(err, index.ErrFormat), errors.Is(err, index.ErrCorrupt), errors.Is(err, ErrNoStore),
+		errors.Is(err, storage.ErrBackendMismatch), errors.Is(err, storage.ErrFormat), errors.Is(err, storage.ErrNotStore):
+		return ExitStoreState
+	case errors.As(err, &de), errors.Is(err, fs.ErrNotExist):
+		return ExitBadInput
+	}
+	return ExitFailure
+}
+
+// NewRoot builds the fasd root command writing its output to out and
+// diagnostics (progress bars) to errOut.
+func NewRoot(out, errOut io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "fasd",
+		Short: "Fair node predictions with FASD on an embedded graph store",
+		Long: `fasd stores an attributed graph in an embedded key-value store (Pebble or
+Badger) and serves fair node predictions with FASD (Fairness-Aware Subgraph
+Diffusion).
+
+` + exitHelp,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown command %q for fasd (see fasd --help)", args[0])
+			}
+			return cmd.Help()
+		},
+	}
+	root.SetOut(out)
+	root.SetErr(errOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	root.AddCommand(newGenCommand(), newLoadCommand(), newStatsCommand(), newCheckCommand())
+	return root
+}
