@@ -105,7 +105,9 @@ func (t *Tape[T]) bwAct(n *node[T]) {
 
 // Add returns a + b (same shape).
 func (t *Tape[T]) Add(a, b *Var[T]) *Var[T] {
-	mustShape(a.Value.Shape == b.Value.Shape, "Add: %v + %v", a.Value.Shape, b.Value.Shape)
+	if !(a.Value.Shape == b.Value.Shape) {
+		panicShape("Add: %v + %v", a.Value.Shape, b.Value.Shape)
+	}
 	out := t.newVar(a.Value.Shape, anyReq(a, b))
 	for i, v := range a.Value.Data {
 		out.Value.Data[i] = v + b.Value.Data[i]
@@ -126,7 +128,9 @@ func (t *Tape[T]) bwAdd(n *node[T]) {
 
 // Mul returns the elementwise product a ⊙ b (same shape).
 func (t *Tape[T]) Mul(a, b *Var[T]) *Var[T] {
-	mustShape(a.Value.Shape == b.Value.Shape, "Mul: %v ⊙ %v", a.Value.Shape, b.Value.Shape)
+	if !(a.Value.Shape == b.Value.Shape) {
+		panicShape("Mul: %v ⊙ %v", a.Value.Shape, b.Value.Shape)
+	}
 	out := t.newVar(a.Value.Shape, anyReq(a, b))
 	for i, v := range a.Value.Data {
 		out.Value.Data[i] = v * b.Value.Data[i]
@@ -172,7 +176,9 @@ func (t *Tape[T]) bwScale(n *node[T]) {
 // Reshape returns a view of x with another shape of equal length. The view
 // shares value and gradient with x, so it records nothing.
 func (t *Tape[T]) Reshape(x *Var[T], s tensor.Shape) *Var[T] {
-	mustShape(s.Len() == x.Value.Shape.Len(), "Reshape: %v to %v", x.Value.Shape, s)
+	if !(s.Len() == x.Value.Shape.Len()) {
+		panicShape("Reshape: %v to %v", x.Value.Shape, s)
+	}
 	v := t.pooledVar()
 	v.Value = tensor.Dense[T]{Data: x.Value.Data, Shape: s}
 	v.Grad, v.req = x.Grad, x.req
@@ -185,7 +191,9 @@ func (t *Tape[T]) Reshape(x *Var[T], s tensor.Shape) *Var[T] {
 func (t *Tape[T]) GatherCols(x *Var[T], group, off, width int) *Var[T] {
 	xs := x.Value.Shape
 	cols := xs.Dim(-1)
-	mustShape(group > 0 && cols%group == 0 && off >= 0 && width >= 0 && off+width <= group, "GatherCols: %v group %d window [%d,+%d)", xs, group, off, width)
+	if !(group > 0 && cols%group == 0 && off >= 0 && width >= 0 && off+width <= group) {
+		panicShape("GatherCols: %v group %d window [%d,+%d)", xs, group, off, width)
+	}
 	c := cols / group
 	out := t.newVar(xs.WithDim(-1, c*width), x.req)
 	rows := xs.Rows()
@@ -217,13 +225,17 @@ func (t *Tape[T]) bwGatherCols(n *node[T]) {
 // ConcatLast concatenates along the last dimension; all inputs must agree on
 // the other dimensions.
 func (t *Tape[T]) ConcatLast(xs ...*Var[T]) *Var[T] {
-	mustShape(len(xs) > 0, "ConcatLast: no inputs")
+	if !(len(xs) > 0) {
+		panicShape("ConcatLast: no inputs")
+	}
 	s0 := xs[0].Value.Shape
 	total := 0
 	req := false
 	for _, x := range xs {
 		s := x.Value.Shape
-		mustShape(s.Rank() == s0.Rank() && s.Rows() == s0.Rows(), "ConcatLast: %v with %v", s, s0)
+		if !(s.Rank() == s0.Rank() && s.Rows() == s0.Rows()) {
+			panicShape("ConcatLast: %v with %v", s, s0)
+		}
 		total += s.Dim(-1)
 		req = req || x.req
 	}
@@ -262,14 +274,18 @@ func (t *Tape[T]) bwConcatLast(n *node[T]) {
 // (B, C_i, N, N), or (B, N, N) counted as one channel; the result is
 // (B, ΣC_i, N, N).
 func (t *Tape[T]) ConcatChan(xs ...*Var[T]) *Var[T] {
-	mustShape(len(xs) > 0, "ConcatChan: no inputs")
+	if !(len(xs) > 0) {
+		panicShape("ConcatChan: no inputs")
+	}
 	_, nn := squareMats(xs[0].Value.Shape, "ConcatChan")
 	bn := xs[0].Value.Shape.Dim(0)
 	total := 0
 	req := false
 	for _, x := range xs {
 		mats, n2 := squareMats(x.Value.Shape, "ConcatChan")
-		mustShape(n2 == nn && x.Value.Shape.Dim(0) == bn && (x.Value.Shape.Rank() == 3 || x.Value.Shape.Rank() == 4), "ConcatChan: %v with %v", x.Value.Shape, xs[0].Value.Shape)
+		if !(n2 == nn && x.Value.Shape.Dim(0) == bn && (x.Value.Shape.Rank() == 3 || x.Value.Shape.Rank() == 4)) {
+			panicShape("ConcatChan: %v with %v", x.Value.Shape, xs[0].Value.Shape)
+		}
 		if bn > 0 {
 			total += mats / bn
 		} else if x.Value.Shape.Rank() == 4 {
@@ -317,7 +333,9 @@ func (t *Tape[T]) Dropout(x *Var[T], p float64, rng *rand.Rand) *Var[T] {
 	if rng == nil || p <= 0 {
 		return x
 	}
-	mustShape(p < 1, "Dropout: p = %v", p)
+	if !(p < 1) {
+		panicShape("Dropout: p = %v", p)
+	}
 	out := t.newVar(x.Value.Shape, x.req)
 	m := t.buf(len(x.Value.Data))
 	keep := T(1 / (1 - p))

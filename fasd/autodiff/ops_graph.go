@@ -9,7 +9,9 @@ import (
 // squareMats returns (number of matrices, N) for a tensor whose last two
 // dimensions are N×N.
 func squareMats(s tensor.Shape, op string) (int, int) {
-	mustShape(s.Rank() >= 2 && s.Dim(-1) == s.Dim(-2), "%s: %v is not a stack of square matrices", op, s)
+	if !(s.Rank() >= 2 && s.Dim(-1) == s.Dim(-2)) {
+		panicShape("%s: %v is not a stack of square matrices", op, s)
+	}
 	nn := s.Dim(-1)
 	if nn == 0 {
 		return 0, 0
@@ -111,17 +113,23 @@ func (t *Tape[T]) bwGCNNorm(n *node[T]) {
 func (t *Tape[T]) GCNProp(ahat, p, bias *Var[T]) *Var[T] {
 	as, ps := ahat.Value.Shape, p.Value.Shape
 	mats, nn := squareMats(as, "GCNProp")
-	mustShape(ps.Rank() == 3 && ps.Dim(0) == as.Dim(0) && ps.Dim(1) == nn, "GCNProp: ahat %v, p %v", as, ps)
+	if !(ps.Rank() == 3 && ps.Dim(0) == as.Dim(0) && ps.Dim(1) == nn) {
+		panicShape("GCNProp: ahat %v, p %v", as, ps)
+	}
 	bn := ps.Dim(0)
 	c := 1
 	if bn > 0 {
 		c = mats / bn
 	}
 	cg := ps.Dim(2)
-	mustShape(c > 0 && cg%c == 0, "GCNProp: %d columns for %d channels", cg, c)
+	if !(c > 0 && cg%c == 0) {
+		panicShape("GCNProp: %d columns for %d channels", cg, c)
+	}
 	g := cg / c
 	if bias != nil {
-		mustShape(bias.Value.Shape.Len() == cg, "GCNProp: bias %v for %d columns", bias.Value.Shape, cg)
+		if !(bias.Value.Shape.Len() == cg) {
+			panicShape("GCNProp: bias %v for %d columns", bias.Value.Shape, cg)
+		}
 	}
 	out := t.newVar(ps, anyReq(ahat, p, bias))
 	od, ad, pd := out.Value.Data, ahat.Value.Data, p.Value.Data
@@ -136,7 +144,7 @@ func (t *Tape[T]) GCNProp(ahat, p, bias *Var[T]) *Var[T] {
 		for ci := 0; ci < c; ci++ {
 			ao := (bi*c + ci) * nn * nn
 			po := bi*nn*cg + ci*g
-			tensor.Gemm(false, false, nn, g, nn, 1, ad[ao:], nn, pd[po:], cg, beta, od[po:], cg)
+			t.gemm(false, false, nn, g, nn, 1, ad[ao:], nn, pd[po:], cg, beta, od[po:], cg)
 		}
 	}
 	nd := t.push(opGCNProp)
@@ -154,10 +162,10 @@ func (t *Tape[T]) bwGCNProp(n *node[T]) {
 			ao := (bi*c + ci) * nn * nn
 			po := bi*nn*cg + ci*g
 			if p.req {
-				tensor.Gemm(true, false, nn, g, nn, 1, ahat.Value.Data[ao:], nn, gy[po:], cg, 1, p.Grad[po:], cg)
+				t.gemm(true, false, nn, g, nn, 1, ahat.Value.Data[ao:], nn, gy[po:], cg, 1, p.Grad[po:], cg)
 			}
 			if ahat.req {
-				tensor.Gemm(false, true, nn, nn, g, 1, gy[po:], cg, p.Value.Data[po:], cg, 1, ahat.Grad[ao:], nn)
+				t.gemm(false, true, nn, nn, g, 1, gy[po:], cg, p.Value.Data[po:], cg, 1, ahat.Grad[ao:], nn)
 			}
 		}
 	}
@@ -174,10 +182,14 @@ func (t *Tape[T]) bwGCNProp(n *node[T]) {
 // The result is (B, C, N, N). No mask is applied.
 func (t *Tape[T]) Attention(qkv *Var[T], c, heads, dk int, scale T) *Var[T] {
 	qs := qkv.Value.Shape
-	mustShape(qs.Rank() == 3 && c > 0 && qs.Dim(2)%c == 0, "Attention: qkv %v for %d channels", qs, c)
+	if !(qs.Rank() == 3 && c > 0 && qs.Dim(2)%c == 0) {
+		panicShape("Attention: qkv %v for %d channels", qs, c)
+	}
 	bn, nn, cg := qs.Dim(0), qs.Dim(1), qs.Dim(2)
 	g := cg / c
-	mustShape(heads > 0 && dk%heads == 0 && 2*dk <= g, "Attention: dk %d, heads %d, group %d", dk, heads, g)
+	if !(heads > 0 && dk%heads == 0 && 2*dk <= g) {
+		panicShape("Attention: dk %d, heads %d, group %d", dk, heads, g)
+	}
 	dh := dk / heads
 	out := t.newVar(tensor.S(bn, c, nn, nn), qkv.req)
 	s := t.buf(bn * c * heads * nn * nn)
@@ -191,7 +203,7 @@ func (t *Tape[T]) Attention(qkv *Var[T], c, heads, dk int, scale T) *Var[T] {
 				sh := s[((bi*c+ci)*heads+h)*nn*nn : ((bi*c+ci)*heads+h+1)*nn*nn]
 				qo := bi*nn*cg + ci*g + h*dh
 				ko := qo + dk
-				tensor.Gemm(false, true, nn, nn, dh, scale, qd[qo:], cg, qd[ko:], cg, 0, sh, nn)
+				t.gemm(false, true, nn, nn, dh, scale, qd[qo:], cg, qd[ko:], cg, 0, sh, nn)
 				tensor.TanhTo(sh, sh)
 				for i, v := range sh {
 					m[i] += v * invH
@@ -242,8 +254,8 @@ func (t *Tape[T]) bwAttention(n *node[T]) {
 				}
 				qo := bi*nn*cg + ci*g + h*dh
 				ko := qo + dk
-				tensor.Gemm(false, false, nn, dh, nn, scale, dpre, nn, qd[ko:], cg, 1, gq[qo:], cg)
-				tensor.Gemm(true, false, nn, dh, nn, scale, dpre, nn, qd[qo:], cg, 1, gq[ko:], cg)
+				t.gemm(false, false, nn, dh, nn, scale, dpre, nn, qd[ko:], cg, 1, gq[qo:], cg)
+				t.gemm(true, false, nn, dh, nn, scale, dpre, nn, qd[qo:], cg, 1, gq[ko:], cg)
 			}
 		}
 	}
@@ -252,7 +264,9 @@ func (t *Tape[T]) bwAttention(n *node[T]) {
 // Transpose swaps the last two dimensions of every matrix in x (…, R, C).
 func (t *Tape[T]) Transpose(x *Var[T]) *Var[T] {
 	xs := x.Value.Shape
-	mustShape(xs.Rank() >= 2, "Transpose: rank %d", xs.Rank())
+	if !(xs.Rank() >= 2) {
+		panicShape("Transpose: rank %d", xs.Rank())
+	}
 	r, c := xs.Dim(-2), xs.Dim(-1)
 	os := xs.WithDim(-2, c).WithDim(-1, r)
 	out := t.newVar(os, x.req)
@@ -363,7 +377,9 @@ func (t *Tape[T]) bwSetDiag(n *node[T]) {
 // mask[b·N+n] (GDSS mask_x).
 func (t *Tape[T]) MaskNodes(x *Var[T], mask []T) *Var[T] {
 	xs := x.Value.Shape
-	mustShape(xs.Rank() == 3 && len(mask) == xs.Dim(0)*xs.Dim(1), "MaskNodes: x %v, mask %d", xs, len(mask))
+	if !(xs.Rank() == 3 && len(mask) == xs.Dim(0)*xs.Dim(1)) {
+		panicShape("MaskNodes: x %v, mask %d", xs, len(mask))
+	}
 	f := xs.Dim(2)
 	out := t.newVar(xs, x.req)
 	for r, mv := range mask {
@@ -398,7 +414,9 @@ func (t *Tape[T]) MaskPairs(x *Var[T], mask []T, zeroDiag bool) *Var[T] {
 	xs := x.Value.Shape
 	mats, nn := squareMats(xs, "MaskPairs")
 	bn := xs.Dim(0)
-	mustShape(len(mask) == bn*nn, "MaskPairs: x %v, mask %d", xs, len(mask))
+	if !(len(mask) == bn*nn) {
+		panicShape("MaskPairs: x %v, mask %d", xs, len(mask))
+	}
 	out := t.newVar(xs, x.req)
 	maskPairs(out.Value.Data, x.Value.Data, mask, mats, bn, nn, zeroDiag, false)
 	n := t.push(opMaskPairs)

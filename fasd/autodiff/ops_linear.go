@@ -6,10 +6,14 @@ import "github.com/fasd-db/fasd/fasd/tensor"
 // (in, out), b is (out) or nil; the result is (…, out).
 func (t *Tape[T]) Linear(x, w, b *Var[T]) *Var[T] {
 	xs, ws := x.Value.Shape, w.Value.Shape
-	mustShape(ws.Rank() == 2 && xs.Rank() >= 1 && xs.Dim(-1) == ws.Dim(0), "Linear: x %v, w %v", xs, ws)
+	if !(ws.Rank() == 2 && xs.Rank() >= 1 && xs.Dim(-1) == ws.Dim(0)) {
+		panicShape("Linear: x %v, w %v", xs, ws)
+	}
 	in, outD := ws.Dim(0), ws.Dim(1)
 	if b != nil {
-		mustShape(b.Value.Shape.Len() == outD, "Linear: bias %v for out %d", b.Value.Shape, outD)
+		if !(b.Value.Shape.Len() == outD) {
+			panicShape("Linear: bias %v for out %d", b.Value.Shape, outD)
+		}
 	}
 	rows := xs.Rows()
 	out := t.newVar(xs.WithDim(-1, outD), anyReq(x, w, b))
@@ -22,7 +26,7 @@ func (t *Tape[T]) Linear(x, w, b *Var[T]) *Var[T] {
 		}
 		beta = 1
 	}
-	tensor.Gemm(false, false, rows, outD, in, 1, x.Value.Data, in, w.Value.Data, outD, beta, y, outD)
+	t.gemm(false, false, rows, outD, in, 1, x.Value.Data, in, w.Value.Data, outD, beta, y, outD)
 	n := t.push(opLinear)
 	n.out, n.a, n.b, n.c = out, x, w, b
 	n.i[0], n.i[1], n.i[2] = rows, in, outD
@@ -33,10 +37,10 @@ func (t *Tape[T]) bwLinear(n *node[T]) {
 	x, w, b, gy := n.a, n.b, n.c, n.out.Grad
 	rows, in, outD := n.i[0], n.i[1], n.i[2]
 	if x.req {
-		tensor.Gemm(false, true, rows, in, outD, 1, gy, outD, w.Value.Data, outD, 1, x.Grad, in)
+		t.gemm(false, true, rows, in, outD, 1, gy, outD, w.Value.Data, outD, 1, x.Grad, in)
 	}
 	if w.req {
-		tensor.Gemm(true, false, in, outD, rows, 1, x.Value.Data, in, gy, outD, 1, w.Grad, outD)
+		t.gemm(true, false, in, outD, rows, 1, x.Value.Data, in, gy, outD, 1, w.Grad, outD)
 	}
 	if b != nil && b.req {
 		colSumAdd(b.Grad, gy, rows, outD)
@@ -56,7 +60,9 @@ func colSumAdd[T Float](dst, m []T, rows, cols int) {
 func (t *Tape[T]) AddBias(x, b *Var[T]) *Var[T] {
 	xs := x.Value.Shape
 	cols := xs.Dim(-1)
-	mustShape(b.Value.Shape.Len() == cols, "AddBias: x %v, b %v", xs, b.Value.Shape)
+	if !(b.Value.Shape.Len() == cols) {
+		panicShape("AddBias: x %v, b %v", xs, b.Value.Shape)
+	}
 	out := t.newVar(xs, anyReq(x, b))
 	y, xd, bd := out.Value.Data, x.Value.Data, b.Value.Data
 	for r := 0; r < xs.Rows(); r++ {
@@ -87,10 +93,14 @@ func (t *Tape[T]) bwAddBias(n *node[T]) {
 // layer of s_φ, kept channel-first so that channel matrices stay contiguous.
 func (t *Tape[T]) ChanLinear(x, w, b *Var[T]) *Var[T] {
 	xs, ws := x.Value.Shape, w.Value.Shape
-	mustShape(ws.Rank() == 2 && xs.Rank() >= 2 && xs.Dim(1) == ws.Dim(0), "ChanLinear: x %v, w %v", xs, ws)
+	if !(ws.Rank() == 2 && xs.Rank() >= 2 && xs.Dim(1) == ws.Dim(0)) {
+		panicShape("ChanLinear: x %v, w %v", xs, ws)
+	}
 	cin, cout := ws.Dim(0), ws.Dim(1)
 	if b != nil {
-		mustShape(b.Value.Shape.Len() == cout, "ChanLinear: bias %v for %d channels", b.Value.Shape, cout)
+		if !(b.Value.Shape.Len() == cout) {
+			panicShape("ChanLinear: bias %v for %d channels", b.Value.Shape, cout)
+		}
 	}
 	bn := xs.Dim(0)
 	p := 0
@@ -112,7 +122,7 @@ func (t *Tape[T]) ChanLinear(x, w, b *Var[T]) *Var[T] {
 			}
 			beta = 1
 		}
-		tensor.Gemm(true, false, cout, p, cin, 1, wd, cout, xd[bi*cin*p:], p, beta, yb, p)
+		t.gemm(true, false, cout, p, cin, 1, wd, cout, xd[bi*cin*p:], p, beta, yb, p)
 	}
 	n := t.push(opChanLinear)
 	n.out, n.a, n.b, n.c = out, x, w, b
@@ -126,10 +136,10 @@ func (t *Tape[T]) bwChanLinear(n *node[T]) {
 	for bi := 0; bi < bn; bi++ {
 		gyb := gy[bi*cout*p : (bi+1)*cout*p]
 		if x.req {
-			tensor.Gemm(false, false, cin, p, cout, 1, w.Value.Data, cout, gyb, p, 1, x.Grad[bi*cin*p:], p)
+			t.gemm(false, false, cin, p, cout, 1, w.Value.Data, cout, gyb, p, 1, x.Grad[bi*cin*p:], p)
 		}
 		if w.req {
-			tensor.Gemm(false, true, cin, cout, p, 1, x.Value.Data[bi*cin*p:], p, gyb, p, 1, w.Grad, cout)
+			t.gemm(false, true, cin, cout, p, 1, x.Value.Data[bi*cin*p:], p, gyb, p, 1, w.Grad, cout)
 		}
 		if b != nil && b.req {
 			for o := 0; o < cout; o++ {
@@ -147,11 +157,13 @@ func (t *Tape[T]) bwChanLinear(n *node[T]) {
 // s_φ uses it for the adjacency power A².
 func (t *Tape[T]) MatMul(a, b *Var[T]) *Var[T] {
 	as, bs := a.Value.Shape, b.Value.Shape
-	mustShape(as.Rank() == 3 && bs.Rank() == 3 && as.Dim(0) == bs.Dim(0) && as.Dim(2) == bs.Dim(1), "MatMul: %v · %v", as, bs)
+	if !(as.Rank() == 3 && bs.Rank() == 3 && as.Dim(0) == bs.Dim(0) && as.Dim(2) == bs.Dim(1)) {
+		panicShape("MatMul: %v · %v", as, bs)
+	}
 	bn, nr, k, m := as.Dim(0), as.Dim(1), as.Dim(2), bs.Dim(2)
 	out := t.newVar(tensor.S(bn, nr, m), anyReq(a, b))
 	for bi := 0; bi < bn; bi++ {
-		tensor.Gemm(false, false, nr, m, k, 1, a.Value.Data[bi*nr*k:], k, b.Value.Data[bi*k*m:], m, 0, out.Value.Data[bi*nr*m:], m)
+		t.gemm(false, false, nr, m, k, 1, a.Value.Data[bi*nr*k:], k, b.Value.Data[bi*k*m:], m, 0, out.Value.Data[bi*nr*m:], m)
 	}
 	n := t.push(opMatMul)
 	n.out, n.a, n.b = out, a, b
@@ -165,10 +177,10 @@ func (t *Tape[T]) bwMatMul(n *node[T]) {
 	for bi := 0; bi < bn; bi++ {
 		gb := g[bi*nr*m:]
 		if a.req {
-			tensor.Gemm(false, true, nr, k, m, 1, gb, m, b.Value.Data[bi*k*m:], m, 1, a.Grad[bi*nr*k:], k)
+			t.gemm(false, true, nr, k, m, 1, gb, m, b.Value.Data[bi*k*m:], m, 1, a.Grad[bi*nr*k:], k)
 		}
 		if b.req {
-			tensor.Gemm(true, false, k, m, nr, 1, a.Value.Data[bi*nr*k:], k, gb, m, 1, b.Grad[bi*k*m:], m)
+			t.gemm(true, false, k, m, nr, 1, a.Value.Data[bi*nr*k:], k, gb, m, 1, b.Grad[bi*k*m:], m)
 		}
 	}
 }

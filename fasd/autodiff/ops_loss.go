@@ -13,7 +13,9 @@ import (
 // batch, pass norm = B; for ∇_X/∇_A of the per-subgraph loss, norm = 1.
 func (t *Tape[T]) BCEWithLogits(z *Var[T], target, weight []T, norm T) *Var[T] {
 	nz := len(z.Value.Data)
-	mustShape(len(target) == nz && len(weight) == nz && norm != 0, "BCEWithLogits: %d logits, %d targets, %d weights, norm %v", nz, len(target), len(weight), norm)
+	if !(len(target) == nz && len(weight) == nz && norm != 0) {
+		panicShape("BCEWithLogits: %d logits, %d targets, %d weights, norm %v", nz, len(target), len(weight), norm)
+	}
 	out := t.newVar(tensor.Shape{}, z.req)
 	var s float64
 	for i, v := range z.Value.Data {
@@ -48,7 +50,9 @@ func (t *Tape[T]) SoftmaxNLL(logits *Var[T], labels []int32, weight []T, norm T)
 	ls := logits.Value.Shape
 	k := ls.Dim(-1)
 	rows := ls.Rows()
-	mustShape(len(labels) == rows && len(weight) == rows && norm != 0, "SoftmaxNLL: logits %v, %d labels, %d weights, norm %v", ls, len(labels), len(weight), norm)
+	if !(len(labels) == rows && len(weight) == rows && norm != 0) {
+		panicShape("SoftmaxNLL: logits %v, %d labels, %d weights, norm %v", ls, len(labels), len(weight), norm)
+	}
 	out := t.newVar(tensor.Shape{}, logits.req)
 	prob := t.buf(rows * k)
 	var s float64
@@ -68,7 +72,9 @@ func (t *Tape[T]) SoftmaxNLL(logits *Var[T], labels []int32, weight []T, norm T)
 		}
 		if w := weight[r]; w != 0 {
 			y := int(labels[r])
-			mustShape(y >= 0 && y < k, "SoftmaxNLL: label %d outside [0,%d) on a weighted row", y, k)
+			if !(y >= 0 && y < k) {
+				panicShape("SoftmaxNLL: label %d outside [0,%d) on a weighted row", y, k)
+			}
 			s += float64(w) * (float64(m-row[y]) + math.Log(float64(z)))
 		}
 	}
@@ -102,7 +108,9 @@ func (t *Tape[T]) bwSoftmaxNLL(n *node[T]) {
 // score-matching loss of method.md §5 (per-subgraph half sum of squares,
 // averaged over the batch); norm = 1 gives the plain half sum.
 func (t *Tape[T]) SquaredError(x *Var[T], target []T, norm T) *Var[T] {
-	mustShape(len(target) == len(x.Value.Data) && norm != 0, "SquaredError: %d values, %d targets, norm %v", len(x.Value.Data), len(target), norm)
+	if !(len(target) == len(x.Value.Data) && norm != 0) {
+		panicShape("SquaredError: %d values, %d targets, norm %v", len(x.Value.Data), len(target), norm)
+	}
 	out := t.newVar(tensor.Shape{}, x.req)
 	var s float64
 	for i, v := range x.Value.Data {
@@ -128,7 +136,9 @@ func (t *Tape[T]) bwSquaredError(n *node[T]) {
 // Dot returns Σ_i x_i·w_i for a constant w; with random w it turns any tensor
 // into a scalar whose gradient is w (used by gradient checks).
 func (t *Tape[T]) Dot(x *Var[T], w []T) *Var[T] {
-	mustShape(len(w) == len(x.Value.Data), "Dot: %d values, %d weights", len(x.Value.Data), len(w))
+	if !(len(w) == len(x.Value.Data)) {
+		panicShape("Dot: %d values, %d weights", len(x.Value.Data), len(w))
+	}
 	out := t.newVar(tensor.Shape{}, x.req)
 	var s float64
 	for i, v := range x.Value.Data {

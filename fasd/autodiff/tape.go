@@ -65,7 +65,19 @@ type Tape[T Float] struct {
 	leafIdx map[*Param[T]]int
 	noGrad  bool
 	frozen  bool
+	flops   int64
 }
+
+// gemm runs tensor.Gemm and counts its 2·m·n·k floating-point operations.
+func (t *Tape[T]) gemm(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	t.flops += 2 * int64(m) * int64(n) * int64(k)
+	tensor.Gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// Flops returns the number of floating-point operations this tape has spent
+// in matrix products (forward and backward) since it was made; elementwise
+// work is not counted. Benchmarks divide it by time to get GFLOP/s.
+func (t *Tape[T]) Flops() int64 { return t.flops }
 
 // NewTape returns an empty tape.
 func NewTape[T Float]() *Tape[T] {
@@ -211,8 +223,8 @@ func anyReq[T Float](vs ...*Var[T]) bool {
 	return false
 }
 
-func mustShape(cond bool, format string, args ...any) {
-	if !cond {
-		panic(fmt.Sprintf("autodiff: "+format, args...))
-	}
+// panicShape reports a programmer error (shape mismatch). Callers test the
+// condition first so that the happy path boxes no arguments (no allocation).
+func panicShape(format string, args ...any) {
+	panic(fmt.Sprintf("autodiff: "+format, args...))
 }

@@ -63,6 +63,7 @@ type GCNNet[T tensor.Float] struct {
 	Config GCNNetConfig
 	GCNs   []*GCN[T]
 	FCs    []*Linear[T] // hidden layers then the output layer
+	params []*Param[T]
 }
 
 // NewGCNNet builds and initialises a GCNNet (Glorot GCNs, PyTorch-default
@@ -81,11 +82,11 @@ func NewGCNNet[T tensor.Float](cfg GCNNetConfig, rng *rand.Rand) (*GCNNet[T], er
 		m.FCs = append(m.FCs, NewLinear[T](fmt.Sprintf("fc%d", i), in, w, rng))
 		in = w
 	}
+	m.params = m.collectParams()
 	return m, nil
 }
 
-// Params returns the parameters in a fixed order.
-func (m *GCNNet[T]) Params() []*Param[T] {
+func (m *GCNNet[T]) collectParams() []*Param[T] {
 	var ps []*Param[T]
 	for _, g := range m.GCNs {
 		ps = append(ps, g.Params()...)
@@ -146,3 +147,7 @@ func (m *GCNNet[T]) SensitiveGrads(t *Tape[T], x, a tensor.Dense[T], mask, s, we
 	}
 	return loss.Value.Data[0]
 }
+
+// Params returns the parameters in a fixed order. The slice is owned by the
+// model and the same on every call (no allocation).
+func (m *GCNNet[T]) Params() []*Param[T] { return m.params }

@@ -132,6 +132,7 @@ type ScoreA[T tensor.Float] struct {
 	Config  ScoreAConfig
 	layers  []*attnLayer[T]
 	Readout *MLP[T]
+	params  []*Param[T]
 }
 
 // NewScoreA builds and initialises s_φ from rng.
@@ -153,11 +154,11 @@ func NewScoreA[T tensor.Float](cfg ScoreAConfig, rng *rand.Rand) (*ScoreA[T], er
 		total += cout
 	}
 	m.Readout = NewMLP[T]("a.readout", []int{total, 2 * total, 2 * total, 1}, autodiff.ELU, rng)
+	m.params = m.collectParams()
 	return m, nil
 }
 
-// Params returns the parameters in a fixed order.
-func (m *ScoreA[T]) Params() []*Param[T] {
+func (m *ScoreA[T]) collectParams() []*Param[T] {
 	var ps []*Param[T]
 	for _, l := range m.layers {
 		ps = append(ps, l.params()...)
@@ -190,3 +191,7 @@ func (m *ScoreA[T]) Forward(t *Tape[T], x, a *Var[T], mask []T) *Var[T] {
 	s := a.Value.Shape
 	return t.Reshape(out, tensor.S(s.Dim(0), s.Dim(1), s.Dim(2)))
 }
+
+// Params returns the parameters in a fixed order. The slice is owned by the
+// model and the same on every call (no allocation).
+func (m *ScoreA[T]) Params() []*Param[T] { return m.params }

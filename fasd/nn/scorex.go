@@ -47,6 +47,7 @@ type ScoreX[T tensor.Float] struct {
 	Config ScoreXConfig
 	GCNs   []*GCN[T]
 	MLP    *MLP[T]
+	params []*Param[T]
 }
 
 // NewScoreX builds and initialises s_θ from rng.
@@ -62,11 +63,11 @@ func NewScoreX[T tensor.Float](cfg ScoreXConfig, rng *rand.Rand) (*ScoreX[T], er
 	}
 	f := cfg.In + cfg.Depth*cfg.Hidden
 	m.MLP = NewMLP[T]("x.mlp", []int{f, 2 * f, 2 * f, cfg.In}, cfg.Act, rng)
+	m.params = m.collectParams()
 	return m, nil
 }
 
-// Params returns the parameters in a fixed order.
-func (m *ScoreX[T]) Params() []*Param[T] {
+func (m *ScoreX[T]) collectParams() []*Param[T] {
 	var ps []*Param[T]
 	for _, g := range m.GCNs {
 		ps = append(ps, g.Params()...)
@@ -88,3 +89,7 @@ func (m *ScoreX[T]) Forward(t *Tape[T], x, a *Var[T], mask []T) *Var[T] {
 	cat := t.ConcatLast(hs[:len(m.GCNs)+1]...)
 	return t.MaskNodes(m.MLP.Forward(t, cat), mask)
 }
+
+// Params returns the parameters in a fixed order. The slice is owned by the
+// model and the same on every call (no allocation).
+func (m *ScoreX[T]) Params() []*Param[T] { return m.params }

@@ -18,7 +18,7 @@ import (
 
 // Tolerances of the check.
 //
-// Step: the central difference has truncation error h²·|f'''|/6 ≈ 1e-12 and
+// Step: the central difference has truncation error h²·|f”'|/6 ≈ 1e-12 and
 // rounding error ≈ eps64·|f|/h ≈ 1e-10·|f|, balanced near h = 1e-6 for the
 // O(1)–O(10) losses the tests build.
 //
