@@ -1,0 +1,51 @@
+# fasd — make targets. `make help` lists them.
+GO       ?= go
+PKGS     ?= ./...
+BIN      ?= bin/fasd
+DEMO_DIR ?= demo-db
+
+.PHONY: help build test testrace short lint fmt-check vet fuzz bench bench-large demo clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+build: ## build the fasd command into bin/
+	$(GO) build -o $(BIN) ./cmd/fasd
+
+test: fmt-check vet ## gofmt and vet checks, then every test
+	$(GO) test -count=1 $(PKGS)
+
+short: ## the quick tests only
+	$(GO) test -short -count=1 $(PKGS)
+
+testrace: ## tests under the race detector (short mode)
+	$(GO) test -race -short -count=1 $(PKGS)
+
+lint: fmt-check vet ## gofmt, vet and the lint-as-test rules
+	$(GO) test -count=1 ./internal/lint
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+
+fuzz: ## run every fuzz target for 10 s each
+	@for pkg in $$($(GO) list $(PKGS)); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 10s $$pkg || exit 1; \
+	  done; \
+	done
+
+bench: ## the standard benchmarks (figures go to BENCHMARKS.md)
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+bench-large: ## the Pokec-sized benchmarks (slow; opt-in)
+	FASD_BENCH_LARGE=1 $(GO) test -run '^$$' -bench . -benchmem -timeout 60m $(PKGS)
+
+demo: build ## the main job end to end on a generated biased graph
+	./scripts/demo.sh $(BIN) $(DEMO_DIR)
+
+clean:
+	rm -rf bin $(DEMO_DIR)
