@@ -253,7 +253,11 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(killEnv); spec != "" {
 		os.Exit(runLoadChild(spec))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	for _, d := range genDirs {
+		os.RemoveAll(d)
+	}
+	os.Exit(code)
 }
 
 // runLoadChild loads the dump named in spec ("backend|db|nodes|edges") with

@@ -23,7 +23,7 @@ func newCheckCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check --db DIR",
 		Short: "Verify every invariant of the stored graph (symmetric adjacency, counts, id map, node sets)",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if o.DB == "" {
 				return usagef("check: --db DIR is required")

@@ -68,7 +68,7 @@ func newGenCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gen --out DIR [--preset small|pokec] [knobs]",
 		Short: "Write a synthetic biased graph dump (load it with --preset synth)",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.Out == "" {
 				return usagef("gen: --out DIR is required")

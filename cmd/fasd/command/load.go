@@ -183,7 +183,7 @@ A load that is interrupted leaves the store marked incomplete; reload with
 --replace. Loading into a store that holds a graph needs --replace.
 
 ` + exitHelp,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.DB == "" {
 				return usagef("load: --db DIR is required")

@@ -42,6 +42,14 @@ func usagef(format string, args ...any) error {
 	return &UsageError{Err: fmt.Errorf(format, args...)}
 }
 
+// noArgs rejects positional arguments with a usage error.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("%s: unexpected argument %q", cmd.Name(), args[0])
+	}
+	return nil
+}
+
 // ErrNoStore is returned when --db names a directory that does not exist.
 var ErrNoStore = errors.New("no store")
 

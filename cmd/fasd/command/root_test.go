@@ -33,6 +33,9 @@ func TestExitCode(t *testing.T) {
 			t.Errorf("ExitCode(%v) = %d, want %d", c.err, got, c.code)
 		}
 	}
+	if _, err, code := run(t, "stats", "extra"); code != ExitUsage {
+		t.Errorf("positional argument: exit %d (%v)", code, err)
+	}
 	out, err, _ := run(t, "--help")
 	if err != nil || !strings.Contains(out, "Exit codes:") || !strings.Contains(out, "4  store state") {
 		t.Errorf("help lacks exit codes: %v\n%s", err, out)

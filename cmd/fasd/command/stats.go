@@ -47,7 +47,7 @@ func newStatsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stats --db DIR [--json]",
 		Short: "Summarise the stored graph: nodes, edges, groups, labels, homophily",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if o.DB == "" {
 				return usagef("stats: --db DIR is required")

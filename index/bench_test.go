@@ -1,0 +1,227 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fasd-db/fasd/index/dump"
+	"github.com/fasd-db/fasd/index/synth"
+	"github.com/fasd-db/fasd/storage"
+)
+
+// Big-data benchmarks (the Pokec-z sized graph) run only with
+// FASD_BENCH_LARGE=1; the others use the small synthetic graph.
+const largeEnv = "FASD_BENCH_LARGE"
+
+func large() bool { return os.Getenv(largeEnv) == "1" }
+
+// genDump writes the synthetic preset into a directory shared by all
+// benchmarks of the run and returns the load options for it.
+var (
+	genMu   sync.Mutex
+	genDirs = map[string]string{}
+)
+
+func genDump(b *testing.B, preset string) *LoadOptions {
+	b.Helper()
+	genMu.Lock()
+	defer genMu.Unlock()
+	dir, ok := genDirs[preset]
+	if !ok {
+		var err error
+		if dir, err = os.MkdirTemp("", "fasd-bench-"+preset); err != nil {
+			b.Fatal(err)
+		}
+		cfg, err := synth.Preset(preset)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := synth.Write(context.Background(), dir, cfg, nil); err != nil {
+			b.Fatal(err)
+		}
+		genDirs[preset] = dir
+	}
+	p, err := dump.LookupPreset("synth")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &LoadOptions{
+		Nodes: filepath.Join(dir, p.NodeFile), Edges: filepath.Join(dir, p.EdgeFile),
+		Spec: p.Spec, Source: "synth-" + preset, Split: SplitOptions{Protocol: p.Split},
+	}
+}
+
+// BenchmarkLoad measures the load throughput into an on-disk store opened
+// as fasd load opens it (NoSync), per backend; edges/s counts the lines of
+// the edge file. With FASD_BENCH_LARGE=1 it uses the Pokec-z sized graph.
+func BenchmarkLoad(b *testing.B) {
+	preset := "small"
+	if large() {
+		preset = "pokec"
+	}
+	for _, backend := range backends {
+		b.Run(fmt.Sprintf("%s/%s", preset, backend), func(b *testing.B) {
+			opts := genDump(b, preset)
+			var lines int
+			var elapsed time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				dir := b.TempDir()
+				s, err := storage.Open(filepath.Join(dir, "db"), &storage.Options{Backend: backend, NoSync: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				start := time.Now()
+				rep, err := Load(context.Background(), s, opts)
+				if err == nil {
+					err = s.Close()
+				}
+				elapsed += time.Since(start)
+				if err != nil {
+					b.Fatal(err)
+				}
+				lines += rep.Edges.Lines
+			}
+			b.ReportMetric(float64(lines)/elapsed.Seconds(), "edges/s")
+		})
+	}
+}
+
+// rssEnv makes the test binary a load child for BenchmarkLoadRSS.
+const rssEnv = "FASD_INDEX_BENCH_RSS_CHILD"
+
+func init() {
+	// Runs before TestMain: the RSS child must not start the test framework.
+	if spec := os.Getenv(rssEnv); spec != "" {
+		os.Exit(runRSSChild(spec))
+	}
+}
+
+func runRSSChild(spec string) int {
+	f := strings.Split(spec, "|") // backend|db|nodes|edges
+	s, err := storage.Open(f[1], &storage.Options{Backend: storage.Backend(f[0]), NoSync: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	p, _ := dump.LookupPreset("synth")
+	_, err = Load(context.Background(), s, &LoadOptions{Nodes: f[2], Edges: f[3], Spec: p.Spec, Split: SplitOptions{Protocol: p.Split}})
+	if err == nil {
+		err = s.Close()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// BenchmarkLoadRSS runs each load in a child process and reports its peak
+// resident set size (getrusage of the child: ru_maxrss).
+func BenchmarkLoadRSS(b *testing.B) {
+	preset := "small"
+	if large() {
+		preset = "pokec"
+	}
+	for _, backend := range backends {
+		b.Run(fmt.Sprintf("%s/%s", preset, backend), func(b *testing.B) {
+			opts := genDump(b, preset)
+			var maxRSS int64
+			for b.Loop() {
+				db := filepath.Join(b.TempDir(), "db")
+				cmd := exec.Command(os.Args[0], "-test.run=^$")
+				cmd.Env = append(os.Environ(), rssEnv+"="+strings.Join([]string{string(backend), db, opts.Nodes, opts.Edges}, "|"))
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("child: %v\n%s", err, out)
+				}
+				ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+				maxRSS = max(maxRSS, ru.Maxrss) // KiB on Linux
+			}
+			b.ReportMetric(float64(maxRSS)/1024, "peak-RSS-MiB")
+		})
+	}
+}
+
+// loadedView loads the preset into an on-disk store of backend and returns
+// a view of it.
+func loadedView(b *testing.B, backend storage.Backend, preset string) *View {
+	b.Helper()
+	opts := genDump(b, preset)
+	s, err := storage.Open(filepath.Join(b.TempDir(), "db"), &storage.Options{Backend: backend, NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	if _, err := Load(context.Background(), s, opts); err != nil {
+		b.Fatal(err)
+	}
+	g, err := Open(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, err := g.View()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { v.Close() })
+	return v
+}
+
+func benchPreset() string {
+	if large() {
+		return "pokec"
+	}
+	return "small"
+}
+
+// BenchmarkSampleNeighbors draws k=10 neighbours of a random node per op
+// from the store.
+func BenchmarkSampleNeighbors(b *testing.B) {
+	for _, backend := range backends {
+		b.Run(fmt.Sprintf("%s/%s/k10", benchPreset(), backend), func(b *testing.B) {
+			v := loadedView(b, backend, benchPreset())
+			rng := rand.New(rand.NewPCG(1, 2))
+			n := v.NumNodes()
+			buf := make([]uint32, 0, 10)
+			b.ReportAllocs()
+			for b.Loop() {
+				var err error
+				buf, err = v.SampleNeighbors(uint32(rng.IntN(n)), 10, rng, buf[:0])
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkBall2 computes the 2-hop ball of a random node per op.
+func BenchmarkBall2(b *testing.B) {
+	for _, backend := range backends {
+		b.Run(fmt.Sprintf("%s/%s", benchPreset(), backend), func(b *testing.B) {
+			v := loadedView(b, backend, benchPreset())
+			rng := rand.New(rand.NewPCG(3, 4))
+			n := v.NumNodes()
+			var size uint64
+			b.ReportAllocs()
+			for b.Loop() {
+				ball, err := v.Ball(uint32(rng.IntN(n)), 2)
+				if err != nil {
+					b.Fatal(err)
+				}
+				size += ball.GetCardinality()
+			}
+			b.ReportMetric(float64(size)/float64(b.N), "nodes/ball")
+		})
+	}
+}
