@@ -1,0 +1,202 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+
+	"github.com/fasd-db/fasd/fasd"
+	"github.com/fasd-db/fasd/fasd/autodiff"
+	"github.com/fasd-db/fasd/fasd/nn"
+)
+
+// Num is a float64 that encodes NaN and ±Inf as JSON null (and decodes
+// null as NaN), so run records with undefined metrics stay valid JSON.
+type Num float64
+
+// MarshalJSON implements json.Marshaler.
+func (x Num) MarshalJSON() ([]byte, error) {
+	f := float64(x)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(f)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (x *Num) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*x = Num(math.NaN())
+		return nil
+	}
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	*x = Num(f)
+	return nil
+}
+
+// Metrics are fasd.Metrics in JSON-safe form (fractions, not ×100).
+type Metrics struct {
+	N      int         `json:"n"`
+	Acc    Num         `json:"acc"`
+	DP     Num         `json:"dp"`
+	EO     Num         `json:"eo"`
+	Groups [2]GroupRow `json:"groups"` // s = 0, s = 1
+	Flags  uint8       `json:"flags,omitempty"`
+}
+
+// GroupRow is fasd.GroupMetrics in JSON-safe form.
+type GroupRow struct {
+	N       int `json:"n"`
+	Pos     int `json:"pos"`
+	Acc     Num `json:"acc"`
+	PosRate Num `json:"pos_rate"`
+	TPR     Num `json:"tpr"`
+	FPR     Num `json:"fpr"`
+}
+
+func metricsOf(m fasd.Metrics) Metrics {
+	out := Metrics{N: m.N, Acc: Num(m.Acc), DP: Num(m.DP), EO: Num(m.EO), Flags: uint8(m.Flags)}
+	for i, g := range m.Groups {
+		out.Groups[i] = GroupRow{N: g.N, Pos: g.Pos, Acc: Num(g.Acc), PosRate: Num(g.PosRate), TPR: Num(g.TPR), FPR: Num(g.FPR)}
+	}
+	return out
+}
+
+// VariantResult is the evaluation of one variant in one run: the test
+// metrics at the epoch with the best validation accuracy (strict
+// improvement, first epoch wins ties).
+type VariantResult struct {
+	Variant   Variant `json:"variant"`
+	BestEpoch int     `json:"best_epoch"`
+	ValAcc    Num     `json:"val_acc"`
+	Test      Metrics `json:"test"`
+	// ValCurve is the validation accuracy after every epoch.
+	ValCurve []Num `json:"val_curve,omitempty"`
+}
+
+// evalData are the global arrays the evaluation reads.
+type evalData struct {
+	numNodes  int
+	labels    []int8
+	sens      []int8
+	val, test []uint32
+}
+
+// selector tracks model selection on validation accuracy.
+type selector struct {
+	ev     *evalData
+	best   float64
+	res    VariantResult
+	p1     []float64
+	pred   []int8
+	yval   []int8
+	avg    []float64
+	counts []int32
+}
+
+func newSelector(ev *evalData, v Variant) *selector {
+	s := &selector{ev: ev, best: math.Inf(-1), res: VariantResult{Variant: v, BestEpoch: -1}}
+	s.p1 = make([]float64, ev.numNodes)
+	s.avg = make([]float64, 2*ev.numNodes)
+	s.counts = make([]int32, ev.numNodes)
+	s.pred = make([]int8, len(ev.val))
+	s.yval = make([]int8, len(ev.val))
+	for i, u := range ev.val {
+		s.yval[i] = ev.labels[u]
+	}
+	return s
+}
+
+// observe takes P(1) per node for one epoch; it returns the validation
+// accuracy and whether the epoch is the new best (then the test metrics
+// are recorded).
+func (s *selector) observe(epoch int, p1 []float64) (float64, bool, error) {
+	for i, u := range s.ev.val {
+		s.pred[i] = fasd.PredictLabel(p1[u])
+	}
+	acc := fasd.Accuracy(s.pred, s.yval)
+	s.res.ValCurve = append(s.res.ValCurve, Num(acc))
+	if !(acc > s.best) {
+		return acc, false, nil
+	}
+	m, err := fasd.EvaluateNodes(p1, s.ev.labels, s.ev.sens, s.ev.test)
+	if err != nil {
+		return acc, false, err
+	}
+	s.best = acc
+	s.res.BestEpoch, s.res.ValAcc, s.res.Test = epoch, Num(acc), metricsOf(m)
+	return acc, true, nil
+}
+
+// averaged computes P(1) per node from per-subgraph probabilities (§10).
+func (s *selector) averaged(v *view, probs [][]float32) ([]float64, error) {
+	sets := make([]fasd.SubgraphProbs, len(probs))
+	for i, p := range probs {
+		sets[i] = fasd.SubgraphProbs{Root: v.sgs[i].Root(), Nodes: v.sgs[i].Nodes, P: p}
+	}
+	if err := fasd.AveragePredictions(sets, s.ev.numNodes, 2, s.avg, s.counts); err != nil {
+		return nil, err
+	}
+	for u := range s.p1 {
+		s.p1[u] = s.avg[2*u+1]
+	}
+	return s.p1, nil
+}
+
+// classProbs runs f in eval mode on every subgraph of v (one at a time,
+// the Engine path).
+func classProbs(ctx context.Context, f *nn.GCNNet[float32], v *view, d, workers int, dst [][]float32) error {
+	engines := make([]*Engine, workers)
+	for i := range engines {
+		engines[i] = &Engine{m: &Models{D: d, F: f}, tape: autodiff.NewTape[float32]()}
+	}
+	return parallelFor(ctx, workers, len(v.sgs), func(w, i int) error {
+		n := v.sgs[i].N()
+		dst[i] = resizeF(dst[i], 2*n)
+		return engines[w].Probs(v.xs[i], v.as[i], n, dst[i])
+	})
+}
+
+// trainClassifier trains f (§10) on view v: loss on train-split node
+// occurrences only, validation accuracy from subgraph-averaged predictions
+// after every epoch, selection by best validation accuracy. It returns the
+// selected weights.
+func trainClassifier(ctx context.Context, cfg *Config, v *view, d int, w *nn.Workers[float32], ev *evalData,
+	variant Variant, initSeed, trainSeed uint64, rep *reporter) (*nn.GCNNet[float32], VariantResult, error) {
+	arch := classifierArch(cfg, d)
+	net, err := nn.NewGCNNet[float32](arch, fasd.NewRand(initSeed))
+	if err != nil {
+		return nil, VariantResult{}, err
+	}
+	best, _ := nn.NewGCNNet[float32](arch, fasd.NewRand(initSeed))
+	t := newNetTrainer(net, kindClass, v, d, w.N())
+	fc := cfg.Classifier
+	opt := nn.NewAdam(net.Params(), nn.AdamConfig{LR: fc.LR, WeightDecay: fc.WeightDecay})
+	sel := newSelector(ev, variant)
+	probs := make([][]float32, len(v.sgs))
+	idx := make([]int, len(v.sgs))
+	for i := range idx {
+		idx[i] = i
+	}
+	after := func(ep int) (float64, error) {
+		if err := classProbs(ctx, net, v, d, w.N(), probs); err != nil {
+			return 0, err
+		}
+		p1, err := sel.averaged(v, probs)
+		if err != nil {
+			return 0, err
+		}
+		acc, improved, err := sel.observe(ep, p1)
+		if improved {
+			nn.CopyParams(best.Params(), net.Params())
+		}
+		return acc, err
+	}
+	if _, err := trainLoop(ctx, w, t, opt, idx, fc.Epochs, fc.Batch, fasd.NewRand(trainSeed), rep, after); err != nil {
+		return nil, VariantResult{}, err
+	}
+	return best, sel.res, nil
+}

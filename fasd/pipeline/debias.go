@@ -1,0 +1,119 @@
+package pipeline
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/fasd-db/fasd/fasd"
+)
+
+// debiasChunk is the number of subgraphs debiased between progress reports.
+const debiasChunk = 64
+
+// debiasAll debiases every subgraph of v with the score networks of m
+// (§8, §9), each root with its own generator
+// fasd.NewRand(fasd.RootSeed(seed, fasd.PurposeDebias, root)), and returns
+// the debiased view.
+func debiasAll(ctx context.Context, m *Models, v *view, workers int, rep *reporter) (*view, error) {
+	out := &view{sgs: v.sgs, xs: make([][]float32, len(v.sgs)), as: make([][]float32, len(v.sgs))}
+	engines := make([]*Engine, workers)
+	for i := range engines {
+		e, err := m.NewEngine()
+		if err != nil {
+			return nil, err
+		}
+		engines[i] = e
+	}
+	start := time.Now()
+	for lo := 0; lo < len(v.sgs); lo += debiasChunk {
+		hi := min(len(v.sgs), lo+debiasChunk)
+		err := parallelFor(ctx, workers, hi-lo, func(w, k int) error {
+			i := lo + k
+			g := v.sgs[i]
+			n := g.N()
+			out.xs[i] = make([]float32, n*m.D)
+			out.as[i] = make([]float32, n*n)
+			rng := fasd.NewRand(fasd.RootSeed(m.Config.Seed, fasd.PurposeDebias, g.Root()))
+			return engines[w].Debias(v.xs[i], v.as[i], n, rng, out.xs[i], out.as[i])
+		})
+		if err != nil {
+			return nil, err
+		}
+		if lo == 0 && hi < len(v.sgs) {
+			rep.estimate(time.Since(start) * time.Duration(len(v.sgs)) / time.Duration(hi))
+		}
+		rep.progress(hi)
+	}
+
+	return out, nil
+}
+
+// EditStats measure how much debiasing changed the subgraphs (§14).
+type EditStats struct {
+	// FeatureChange is ‖X̃ − X‖/‖X‖ over all subgraphs together.
+	FeatureChange Num `json:"feature_change"`
+	// FeatureRMSE is the root mean square feature change per entry.
+	FeatureRMSE Num `json:"feature_rmse"`
+	// Edges counts undirected node pairs over all subgraphs: present before
+	// (Orig), present before and after (Kept), only before (Removed), only
+	// after (Added).
+	EdgesOrig    int `json:"edges_orig"`
+	EdgesKept    int `json:"edges_kept"`
+	EdgesRemoved int `json:"edges_removed"`
+	EdgesAdded   int `json:"edges_added"`
+	// Weight statistics of the surviving debiased edges.
+	WeightMean Num `json:"weight_mean"`
+	WeightStd  Num `json:"weight_std"`
+	WeightMax  Num `json:"weight_max"`
+}
+
+func editStats(orig, deb *view) EditStats {
+	var dx, nx float64
+	entries := 0
+	var s EditStats
+	var ws, ws2, wmax float64
+	nw := 0
+	for i, g := range orig.sgs {
+		for k, v := range orig.xs[i] {
+			e := float64(deb.xs[i][k]) - float64(v)
+			dx += e * e
+			nx += float64(v) * float64(v)
+		}
+		entries += len(orig.xs[i])
+		n := g.N()
+		for u := 0; u < n; u++ {
+			for w := u + 1; w < n; w++ {
+				a, b := orig.as[i][u*n+w] != 0, deb.as[i][u*n+w] != 0
+				switch {
+				case a && b:
+					s.EdgesKept++
+				case a:
+					s.EdgesRemoved++
+				case b:
+					s.EdgesAdded++
+				}
+				if a {
+					s.EdgesOrig++
+				}
+				if b {
+					x := float64(deb.as[i][u*n+w])
+					ws += x
+					ws2 += x * x
+					wmax = max(wmax, x)
+					nw++
+				}
+			}
+		}
+	}
+	s.FeatureChange = Num(math.Sqrt(dx) / math.Sqrt(nx))
+	s.FeatureRMSE = Num(math.Sqrt(dx / float64(max(1, entries))))
+	s.WeightMean, s.WeightStd, s.WeightMax = Num(math.NaN()), Num(math.NaN()), Num(math.NaN())
+	if nw > 0 {
+		m := ws / float64(nw)
+		s.WeightMean = Num(m)
+		s.WeightStd = Num(math.Sqrt(max(0, ws2/float64(nw)-m*m)))
+		s.WeightMax = Num(wmax)
+	}
+	return s
+}

@@ -1,0 +1,259 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fasd-db/fasd/fasd"
+)
+
+// ErrInput marks input data that the pipeline cannot run on.
+var ErrInput = errors.New("pipeline: invalid input")
+
+// Input is everything a run needs, sampled and read by the caller.
+//
+// Subgraphs holds one subgraph per labelled start node (train ∪ val ∪
+// test), as built by fasd.BuildSubgraph; the pipeline sorts them by root and
+// never modifies them. Labels, Sens and Split are the global per-node arrays
+// (indexed by node id; −1 unknown label / sensitive value). Graph is needed
+// only by the plain GCN baseline.
+type Input struct {
+	NumNodes  int
+	D         int
+	Subgraphs []*fasd.Subgraph
+	Labels    []int8
+	Sens      []int8
+	Split     []fasd.Split
+	// FeatureNames name the D features in order; their FeatureHash is
+	// stored with the models so a query engine can check its schema.
+	FeatureNames []string
+	// Graph is the full graph for the GCN baseline (optional otherwise).
+	Graph *FullGraph
+}
+
+// FullGraph is the whole graph for the full-graph GCN baseline: undirected
+// edges (each once, no self-loops) and all features (NumNodes×D).
+type FullGraph struct {
+	Edges [][2]uint32
+	X     []float32
+}
+
+// validate checks the input and returns the subgraphs sorted by root plus
+// the node lists of the splits (ascending).
+func (in *Input) validate() (sgs []*fasd.Subgraph, train, val, test []uint32, err error) {
+	n := in.NumNodes
+	if n < 1 || in.D < 1 || len(in.Labels) != n || len(in.Sens) != n || len(in.Split) != n {
+		return nil, nil, nil, nil, fmt.Errorf("%w: %d nodes, D=%d, |labels|=%d |sens|=%d |split|=%d",
+			ErrInput, n, in.D, len(in.Labels), len(in.Sens), len(in.Split))
+	}
+	if len(in.Subgraphs) == 0 {
+		return nil, nil, nil, nil, fmt.Errorf("%w: no subgraphs", ErrInput)
+	}
+	sgs = append([]*fasd.Subgraph(nil), in.Subgraphs...)
+	sort.Slice(sgs, func(i, j int) bool { return sgs[i].Root() < sgs[j].Root() })
+	for i, g := range sgs {
+		if g.D != in.D {
+			return nil, nil, nil, nil, fmt.Errorf("%w: subgraph of root %d has D=%d, want %d", ErrInput, g.Root(), g.D, in.D)
+		}
+		if i > 0 && sgs[i-1].Root() == g.Root() {
+			return nil, nil, nil, nil, fmt.Errorf("%w: two subgraphs rooted at %d", ErrInput, g.Root())
+		}
+		for _, v := range g.Nodes {
+			if int(v) >= n {
+				return nil, nil, nil, nil, fmt.Errorf("%w: subgraph of root %d holds node %d ≥ %d", ErrInput, g.Root(), v, n)
+			}
+		}
+	}
+	for v := 0; v < n; v++ {
+		switch in.Split[v] {
+		case fasd.SplitTrain:
+			train = append(train, uint32(v))
+		case fasd.SplitVal:
+			val = append(val, uint32(v))
+		case fasd.SplitTest:
+			test = append(test, uint32(v))
+		}
+	}
+	if len(train) == 0 || len(val) == 0 || len(test) == 0 {
+		return nil, nil, nil, nil, fmt.Errorf("%w: split has %d train, %d val, %d test nodes", ErrInput, len(train), len(val), len(test))
+	}
+	return sgs, train, val, test, nil
+}
+
+// Stage names a step of the pipeline in callbacks and timings.
+type Stage string
+
+// The stages, in the order a full run with ablations executes them.
+const (
+	StageGSen         Stage = "gsen"          // train g_sen (epochs)
+	StageGrads        Stage = "gsen_grads"    // cache ∇_X, ∇_A (subgraphs)
+	StageScore        Stage = "score"         // train s_θ, s_φ (epochs)
+	StageDebias       Stage = "debias"        // debias every subgraph (subgraphs)
+	StageClassifier   Stage = "classifier"    // train f on debiased subgraphs (epochs)
+	StageDiagnostics  Stage = "diagnostics"   // §14 diagnostics
+	StageNoDiffusion  Stage = "no_diffusion"  // f on the original subgraphs (epochs)
+	StageScoreNoFair  Stage = "score_nofair"  // s_θ, s_φ with λ = 0 (epochs)
+	StageDebiasNoFair Stage = "debias_nofair" // debias with the λ = 0 networks
+	StageClassNoFair  Stage = "classifier_nofair"
+	StageBaseline     Stage = "gcn"   // full-graph GCN (epochs)
+	StageProbe        Stage = "probe" // fresh g_sen probes (epochs)
+)
+
+// Variant names an evaluated method.
+type Variant string
+
+// The variants of §11 plus the plain GCN baseline.
+const (
+	VariantFASD        Variant = "fasd"
+	VariantNoDiffusion Variant = "no_diffusion"
+	VariantNoFairness  Variant = "no_fairness"
+	VariantGCN         Variant = "gcn"
+)
+
+// Variants lists every variant in report order.
+func Variants() []Variant {
+	return []Variant{VariantFASD, VariantNoDiffusion, VariantNoFairness, VariantGCN}
+}
+
+// Callbacks receive progress reports. Every field is optional. They are
+// called from the goroutine that called Run, never concurrently, and must
+// return quickly.
+type Callbacks struct {
+	// StageStart reports a stage starting with total units of work
+	// (epochs or subgraphs).
+	StageStart func(s Stage, total int)
+	// Progress reports done of total units of the running stage.
+	Progress func(s Stage, done, total int)
+	// StageEnd reports a finished stage and its wall time.
+	StageEnd func(s Stage, elapsed time.Duration)
+	// Estimate reports the expected wall time of a whole stage,
+	// extrapolated from its first batches, before most of it runs.
+	Estimate func(s Stage, total time.Duration)
+	// Epoch reports a training epoch's mean loss (and the validation
+	// accuracy for classifiers, NaN elsewhere).
+	Epoch func(s Stage, epoch int, loss, valAcc float64)
+}
+
+// Options select what Run does beyond the FASD pipeline.
+type Options struct {
+	// Variants to evaluate; empty means just VariantFASD.
+	Variants []Variant
+	// Diagnostics computes the §14 diagnostics (g_sen and probe AUC,
+	// held-out score-loss ratios, edit statistics) for FASD.
+	Diagnostics bool
+	Callbacks   Callbacks
+}
+
+func (o *Options) wants(v Variant) bool {
+	if len(o.Variants) == 0 {
+		return v == VariantFASD
+	}
+	for _, w := range o.Variants {
+		if w == v {
+			return true
+		}
+	}
+	return false
+}
+
+// reporter wraps Callbacks with nil checks and stage timing.
+type reporter struct {
+	cb      Callbacks
+	timings []StageTiming
+	start   time.Time
+	stage   Stage
+	total   int
+}
+
+func (r *reporter) begin(s Stage, total int) {
+	r.stage, r.total, r.start = s, total, time.Now()
+	if r.cb.StageStart != nil {
+		r.cb.StageStart(s, total)
+	}
+}
+
+func (r *reporter) progress(done int) {
+	if r.cb.Progress != nil {
+		r.cb.Progress(r.stage, done, r.total)
+	}
+}
+
+func (r *reporter) estimate(d time.Duration) {
+	if r.cb.Estimate != nil {
+		r.cb.Estimate(r.stage, d)
+	}
+}
+
+func (r *reporter) epoch(e int, loss, acc float64) {
+	if r.cb.Epoch != nil {
+		r.cb.Epoch(r.stage, e, loss, acc)
+	}
+}
+
+func (r *reporter) end() time.Duration {
+	el := time.Since(r.start)
+	r.timings = append(r.timings, StageTiming{Stage: r.stage, Seconds: el.Seconds(), Units: r.total})
+	if r.cb.StageEnd != nil {
+		r.cb.StageEnd(r.stage, el)
+	}
+	return el
+}
+
+// StageTiming is the wall time of one stage.
+type StageTiming struct {
+	Stage   Stage   `json:"stage"`
+	Seconds float64 `json:"seconds"`
+	Units   int     `json:"units"` // epochs or subgraphs
+}
+
+// parallelFor runs fn(w, i) for i in [0, n) on workers goroutines (w is
+// the worker index, for per-worker scratch). Each index is handled exactly
+// once; results must be written to per-index slots, which makes them
+// independent of scheduling. It returns the first error (by index order
+// among the failed ones is not guaranteed; any error aborts the rest).
+func parallelFor(ctx context.Context, workers, n int, fn func(w, i int) error) error {
+	workers = max(1, min(workers, n))
+	if workers == 1 {
+		for i := 0; i < n; i++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := fn(0, i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if err := ctx.Err(); err != nil {
+					errs[w] = err
+					next.Store(int64(n))
+					return
+				}
+				if err := fn(w, i); err != nil {
+					errs[w] = err
+					next.Store(int64(n))
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

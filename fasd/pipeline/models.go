@@ -1,0 +1,402 @@
+package pipeline
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/fasd-db/fasd/fasd"
+	"github.com/fasd-db/fasd/fasd/autodiff"
+	"github.com/fasd-db/fasd/fasd/nn"
+	"github.com/fasd-db/fasd/fasd/tensor"
+)
+
+// ErrModels marks a model bundle that cannot be decoded or does not fit the
+// data it is applied to.
+var ErrModels = errors.New("pipeline: bad model bundle")
+
+// ModelsFormat is the version of the bundle written by Models.MarshalBinary.
+const ModelsFormat = 1
+
+var modelsMagic = [8]byte{'F', 'A', 'S', 'D', 'M', 'D', 'L', 0}
+
+// Models are the trained networks of one run: g_sen, s_θ, s_φ and f, with
+// the effective config and the feature schema they were trained on. Any of
+// GSen, ScoreX/ScoreA may be nil (w/o Fairness has no g_sen, w/o Diffusion no
+// score networks); F is always set in a finished run. The score parameters
+// are the ones the sampler uses (the EMA weights when score.use_ema is set,
+// else the raw final weights); F holds the selected epoch's weights.
+//
+// Models are read-only after training: several Engines may share them.
+type Models struct {
+	Config Config
+	// D is the number of node features; FeatureHash identifies the feature
+	// names in order (FeatureHash of the caller's names).
+	D           int
+	FeatureHash string
+	GSen        *nn.GCNNet[float32]
+	ScoreX      *nn.ScoreX[float32]
+	ScoreA      *nn.ScoreA[float32]
+	F           *nn.GCNNet[float32]
+}
+
+// FeatureHash returns the schema hash of an ordered list of feature names:
+// the hex SHA-256 of the names joined by NUL bytes.
+func FeatureHash(names []string) string {
+	h := sha256.Sum256([]byte(strings.Join(names, "\x00")))
+	return hex.EncodeToString(h[:])
+}
+
+// gsenArch is g_sen's architecture for d features under cfg (§3):
+// GCN h → GCN h/2 → FC h/4 → 1 logit (64/32/16 with the default h = 64).
+func gsenArch(cfg *Config, d int) nn.GCNNetConfig {
+	h := cfg.Sens.Hidden
+	return nn.GCNNetConfig{In: d, GCN: []int{h, max(1, h/2)}, FC: []int{max(1, h/4)}, Out: 1, Dropout: cfg.Sens.Dropout}
+}
+
+// classifierArch is f's architecture (§10): GCN h → GCN h → FC h → 2.
+func classifierArch(cfg *Config, d int) nn.GCNNetConfig {
+	h := cfg.Classifier.Hidden
+	return nn.GCNNetConfig{In: d, GCN: []int{h, h}, FC: []int{h}, Out: 2, Dropout: cfg.Classifier.Dropout}
+}
+
+func scoreXArch(cfg *Config, d int) nn.ScoreXConfig {
+	c := nn.DefaultScoreXConfig(d)
+	if cfg.Score.MLPAct == "elu" {
+		c.Act = autodiff.ELU
+	}
+	return c
+}
+
+// newModels builds freshly initialised networks for the parts named.
+func newModels(cfg *Config, d int, gsen, score, f bool, rng *rand.Rand) (*Models, error) {
+	m := &Models{Config: *cfg, D: d}
+	var err error
+	if gsen {
+		if m.GSen, err = nn.NewGCNNet[float32](gsenArch(cfg, d), rng); err != nil {
+			return nil, err
+		}
+	}
+	if score {
+		if m.ScoreX, err = nn.NewScoreX[float32](scoreXArch(cfg, d), rng); err != nil {
+			return nil, err
+		}
+		if m.ScoreA, err = nn.NewScoreA[float32](nn.DefaultScoreAConfig(d), rng); err != nil {
+			return nil, err
+		}
+	}
+	if f {
+		if m.F, err = nn.NewGCNNet[float32](classifierArch(cfg, d), rng); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// bundleHeader is the JSON header of a marshalled bundle.
+type bundleHeader struct {
+	Format      int      `json:"format"`
+	Config      string   `json:"config"` // TOML
+	D           int      `json:"d"`
+	FeatureHash string   `json:"feature_hash"`
+	Parts       []string `json:"parts"` // subset of gsen, score_x, score_a, f, in this order
+}
+
+// MarshalBinary encodes the bundle:
+//
+//	magic   [8]byte "FASDMDL\x00"
+//	hdrLen  uint32, header JSON {format, config (TOML), d, feature_hash, parts}
+//	per part: len uint64, nn.SaveParams bytes
+//	sha256  [32]byte of every byte above
+//
+// (integers little-endian).
+func (m *Models) MarshalBinary() ([]byte, error) {
+	hdr := bundleHeader{Format: ModelsFormat, Config: m.Config.TOML(), D: m.D, FeatureHash: m.FeatureHash}
+	var parts [][]*nn.Param[float32]
+	for _, p := range m.parts() {
+		hdr.Parts = append(hdr.Parts, p.name)
+		parts = append(parts, p.params)
+	}
+	hj, err := json.Marshal(hdr)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: encode models header: %w", err)
+	}
+	var buf bytes.Buffer
+	buf.Write(modelsMagic[:])
+	le := binary.LittleEndian
+	buf.Write(le.AppendUint32(nil, uint32(len(hj))))
+	buf.Write(hj)
+	for _, ps := range parts {
+		var pb bytes.Buffer
+		if err := nn.SaveParams(&pb, ps); err != nil {
+			return nil, fmt.Errorf("pipeline: encode models: %w", err)
+		}
+		buf.Write(le.AppendUint64(nil, uint64(pb.Len())))
+		buf.Write(pb.Bytes())
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	buf.Write(sum[:])
+	return buf.Bytes(), nil
+}
+
+type modelPart struct {
+	name   string
+	params []*nn.Param[float32]
+}
+
+func (m *Models) parts() []modelPart {
+	var out []modelPart
+	if m.GSen != nil {
+		out = append(out, modelPart{"gsen", m.GSen.Params()})
+	}
+	if m.ScoreX != nil {
+		out = append(out, modelPart{"score_x", m.ScoreX.Params()})
+	}
+	if m.ScoreA != nil {
+		out = append(out, modelPart{"score_a", m.ScoreA.Params()})
+	}
+	if m.F != nil {
+		out = append(out, modelPart{"f", m.F.Params()})
+	}
+	return out
+}
+
+// UnmarshalModels decodes a bundle written by MarshalBinary, rebuilding the
+// networks from the stored config. Errors wrap ErrModels (or nn's loading
+// errors).
+func UnmarshalModels(b []byte) (*Models, error) {
+	if len(b) < 8+4+32 || !bytes.Equal(b[:8], modelsMagic[:]) {
+		return nil, fmt.Errorf("%w: bad magic or truncated (%d bytes)", ErrModels, len(b))
+	}
+	body, sum := b[:len(b)-32], b[len(b)-32:]
+	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
+		return nil, fmt.Errorf("%w: checksum mismatch", ErrModels)
+	}
+	le := binary.LittleEndian
+	hl := int(le.Uint32(body[8:12]))
+	if 12+hl > len(body) {
+		return nil, fmt.Errorf("%w: header length %d beyond end", ErrModels, hl)
+	}
+	var hdr bundleHeader
+	if err := json.Unmarshal(body[12:12+hl], &hdr); err != nil {
+		return nil, fmt.Errorf("%w: header: %w", ErrModels, err)
+	}
+	if hdr.Format != ModelsFormat {
+		return nil, fmt.Errorf("%w: format %d, want %d", ErrModels, hdr.Format, ModelsFormat)
+	}
+	var cfg Config
+	if err := cfg.LoadTOML("bundle config", strings.NewReader(hdr.Config)); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrModels, err)
+	}
+	if hdr.D < 1 {
+		return nil, fmt.Errorf("%w: feature dimension %d", ErrModels, hdr.D)
+	}
+	has := map[string]bool{}
+	for _, p := range hdr.Parts {
+		has[p] = true
+	}
+	// Initialisation values are overwritten; any generator will do.
+	m, err := newModels(&cfg, hdr.D, has["gsen"], has["score_x"] && has["score_a"], has["f"], rand.New(rand.NewPCG(0, 0)))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrModels, err)
+	}
+	m.FeatureHash = hdr.FeatureHash
+	parts := m.parts()
+	if len(parts) != len(hdr.Parts) {
+		return nil, fmt.Errorf("%w: parts %v", ErrModels, hdr.Parts)
+	}
+	off := 12 + hl
+	for i, p := range parts {
+		if p.name != hdr.Parts[i] {
+			return nil, fmt.Errorf("%w: part %d is %q, want %q", ErrModels, i, hdr.Parts[i], p.name)
+		}
+		if off+8 > len(body) {
+			return nil, fmt.Errorf("%w: truncated before part %q", ErrModels, p.name)
+		}
+		n := le.Uint64(body[off:])
+		off += 8
+		if n > uint64(len(body)-off) {
+			return nil, fmt.Errorf("%w: part %q length %d beyond end", ErrModels, p.name, n)
+		}
+		if err := nn.LoadParams(bytes.NewReader(body[off:off+int(n)]), p.params); err != nil {
+			return nil, fmt.Errorf("pipeline: load part %q: %w", p.name, err)
+		}
+		off += int(n)
+	}
+	if off != len(body) {
+		return nil, fmt.Errorf("%w: %d trailing bytes", ErrModels, len(body)-off)
+	}
+	return m, nil
+}
+
+// Engine applies trained Models to single subgraphs: the debiasing of §8–§9
+// and f's class probabilities of §10. The pipeline itself debiases and
+// classifies through Engines, so a query engine that loads the Models gets
+// exactly the same computation. An Engine keeps scratch buffers and tapes:
+// it is not safe for concurrent use (make one per goroutine); the Models may
+// be shared.
+type Engine struct {
+	m    *Models
+	deb  *fasd.Debiaser
+	post fasd.PostOptions
+	tape *autodiff.Tape[float32]
+	mask []float32
+	sm   scoreModel
+}
+
+// NewEngine returns an Engine over m with the debiasing options of
+// m.Config.
+func (m *Models) NewEngine() (*Engine, error) {
+	e := &Engine{m: m, tape: autodiff.NewTape[float32]()}
+	if m.ScoreX != nil && m.ScoreA != nil {
+		opt, post, err := debiasOptions(&m.Config)
+		if err != nil {
+			return nil, err
+		}
+		if e.deb, err = fasd.NewDebiaser(opt); err != nil {
+			return nil, err
+		}
+		e.post = post
+		e.sm = scoreModel{sx: m.ScoreX, sa: m.ScoreA, tape: e.tape}
+	}
+	return e, nil
+}
+
+// debiasOptions maps the config to the sampler and post-processing options.
+func debiasOptions(cfg *Config) (fasd.DebiasOptions, fasd.PostOptions, error) {
+	db := cfg.Debias
+	o := fasd.DebiasOptions{
+		SDEX:     fasd.VPSDE{BetaMin: cfg.Diffusion.BetaMinX, BetaMax: cfg.Diffusion.BetaMaxX, NumScales: 1000},
+		SDEA:     fasd.VPSDE{BetaMin: cfg.Diffusion.BetaMinA, BetaMax: cfg.Diffusion.BetaMaxA, NumScales: 1000},
+		Steps:    db.Steps,
+		DtRev:    db.DtRev,
+		TStart:   db.TStart,
+		SNRX:     db.SNRX,
+		SNRA:     db.SNRA,
+		ScaleEps: db.ScaleEps,
+	}
+	if db.ScaleEps == 0 {
+		// The sampler treats 0 as "default"; a zero noise scale is asked
+		// for explicitly here, so use the smallest positive value.
+		o.ScaleEps = math.SmallestNonzeroFloat64
+	}
+	switch db.Schedule {
+	case "span":
+		o.Schedule = fasd.ScheduleSpan
+	case "gdss_full":
+		o.Schedule = fasd.ScheduleGDSSFull
+	}
+	if db.Order == "CP" {
+		o.Order = fasd.OrderCP
+	}
+	if db.Init == "forward" {
+		o.Init = fasd.InitForward
+	}
+	post := fasd.PostOptions{Tau: db.Tau, Clip01: db.Post == "clip01", Binarize: db.Post == "binarize"}
+	if db.Tau == 0 {
+		post.Tau = math.SmallestNonzeroFloat64
+	}
+	if err := o.Validate(); err != nil {
+		return o, post, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return o, post, nil
+}
+
+// Models returns the models the engine applies.
+func (e *Engine) Models() *Models { return e.m }
+
+// Debias debiases one subgraph (n nodes, the Models' D features; x is n×D,
+// a is n×n symmetric with a zero diagonal) with the reverse PC sampler and
+// post-processing, writing X̃ into dstX and Ã into dstA (which may alias x
+// and a). Seed rng per root with fasd.RootSeed(seed, fasd.PurposeDebias,
+// root) to reproduce the pipeline's result.
+func (e *Engine) Debias(x, a []float32, n int, rng *rand.Rand, dstX, dstA []float32) error {
+	if e.deb == nil {
+		return fmt.Errorf("%w: no score networks to debias with", ErrModels)
+	}
+	if err := e.deb.Run(&e.sm, x, a, n, e.m.D, rng, dstX, dstA); err != nil {
+		return err
+	}
+	return fasd.PostProcess(dstA, n, &e.post)
+}
+
+// Probs writes f's class probabilities (n×2, row-major, softmax of the
+// logits, eval mode) of one (debiased) subgraph into dst.
+func (e *Engine) Probs(x, a []float32, n int, dst []float32) error {
+	d := e.m.D
+	if len(x) != n*d || len(a) != n*n || len(dst) != 2*n {
+		return fmt.Errorf("%w: probs: n=%d d=%d |x|=%d |a|=%d |dst|=%d", fasd.ErrShape, n, d, len(x), len(a), len(dst))
+	}
+	t := e.tape
+	t.Reset()
+	t.SetNoGrad(true)
+	e.mask = ones(e.mask, n)
+	z := e.m.F.Forward(t, t.Input(tensor.FromSlice(x, 1, n, d), false), t.Input(tensor.FromSlice(a, 1, n, n), false), e.mask, nil)
+	softmax2(z.Value.Data, dst)
+	return nil
+}
+
+// SensLogits writes g_sen's logit per node (eval mode) into dst (len n).
+func (e *Engine) SensLogits(x, a []float32, n int, dst []float32) error {
+	if e.m.GSen == nil {
+		return fmt.Errorf("%w: no g_sen", ErrModels)
+	}
+	d := e.m.D
+	t := e.tape
+	t.Reset()
+	t.SetNoGrad(true)
+	e.mask = ones(e.mask, n)
+	z := e.m.GSen.Forward(t, t.Input(tensor.FromSlice(x, 1, n, d), false), t.Input(tensor.FromSlice(a, 1, n, n), false), e.mask, nil)
+	copy(dst, z.Value.Data)
+	return nil
+}
+
+// softmax2 turns rows of two logits into probabilities (float64 inside).
+func softmax2(z, dst []float32) {
+	for i := 0; i+1 < len(z); i += 2 {
+		a, b := float64(z[i]), float64(z[i+1])
+		m := max(a, b)
+		ea, eb := math.Exp(a-m), math.Exp(b-m)
+		dst[i], dst[i+1] = float32(ea/(ea+eb)), float32(eb/(ea+eb))
+	}
+}
+
+func ones(buf []float32, n int) []float32 {
+	if cap(buf) < n {
+		buf = make([]float32, n)
+	}
+	buf = buf[:n]
+	for i := range buf {
+		buf[i] = 1
+	}
+	return buf
+}
+
+// scoreModel is fasd.ScoreModel over s_θ and s_φ in eval mode, one
+// unpadded subgraph at a time.
+type scoreModel struct {
+	sx   *nn.ScoreX[float32]
+	sa   *nn.ScoreA[float32]
+	tape *autodiff.Tape[float32]
+	mask []float32
+}
+
+// Predict implements fasd.ScoreModel (the networks ignore t).
+func (s *scoreModel) Predict(_ float64, x, a []float32, n, d int, outX, outA []float32) error {
+	t := s.tape
+	t.Reset()
+	t.SetNoGrad(true)
+	s.mask = ones(s.mask, n)
+	xv := t.Input(tensor.FromSlice(x, 1, n, d), false)
+	av := t.Input(tensor.FromSlice(a, 1, n, n), false)
+	copy(outX, s.sx.Forward(t, xv, av, s.mask).Value.Data)
+	copy(outA, s.sa.Forward(t, xv, av, s.mask).Value.Data)
+	return nil
+}

@@ -1,0 +1,306 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/fasd-db/fasd/fasd"
+	"github.com/fasd-db/fasd/fasd/nn"
+)
+
+// Result is everything one run produced. Models holds FASD's trained
+// networks (nil when VariantFASD was not run); the rest is the run record.
+type Result struct {
+	Config       Config          `json:"-"`
+	NumSubgraphs int             `json:"num_subgraphs"`
+	MeanNodes    float64         `json:"mean_nodes"`
+	MeanEdges    float64         `json:"mean_edges"`
+	Variants     []VariantResult `json:"variants"`
+	// GSenLoss is g_sen's last-epoch training loss and MeanLSen the mean
+	// L_sen per subgraph under the frozen g_sen (before debiasing).
+	GSenLoss    Num           `json:"gsen_loss"`
+	MeanLSen    Num           `json:"mean_lsen"`
+	Score       *ScoreStats   `json:"score,omitempty"`
+	ScoreNoFair *ScoreStats   `json:"score_nofair,omitempty"`
+	Diagnostics *Diagnostics  `json:"diagnostics,omitempty"`
+	Timings     []StageTiming `json:"timings"`
+	Models      *Models       `json:"-"`
+}
+
+// Variant returns the result of variant v, or nil.
+func (r *Result) Variant(v Variant) *VariantResult {
+	for i := range r.Variants {
+		if r.Variants[i].Variant == v {
+			return &r.Variants[i]
+		}
+	}
+	return nil
+}
+
+// Diagnostics are the §14 checks of one run.
+type Diagnostics struct {
+	// Predictability of s on validation-rooted subgraphs: the frozen g_sen
+	// and a fresh probe (g_sen's architecture trained on train-rooted
+	// subgraphs of the same kind), original versus FASD-debiased, and (when
+	// w/o Fairness ran) on the λ = 0 debiased subgraphs.
+	GSenOrig     SensScore  `json:"gsen_orig"`
+	GSenDeb      SensScore  `json:"gsen_deb"`
+	ProbeOrig    SensScore  `json:"probe_orig"`
+	ProbeDeb     SensScore  `json:"probe_deb"`
+	GSenNoFair   *SensScore `json:"gsen_nofair,omitempty"`
+	ProbeNoFair  *SensScore `json:"probe_nofair,omitempty"`
+	LossRatio0   *LossRatio `json:"loss_ratio_init"` // untrained networks
+	LossRatio    *LossRatio `json:"loss_ratio"`      // trained networks
+	Edits        EditStats  `json:"edits"`
+	EditsNoFair  *EditStats `json:"edits_nofair,omitempty"`
+	HeldOutRoots int        `json:"held_out_roots"`
+}
+
+// seeds of one run, all derived from the run seed.
+type seeds struct {
+	gsenInit, gsenTrain, scoreInit, scoreDraw, fInit, fTrain, probe, heldOut, baseline uint64
+}
+
+func deriveSeeds(s uint64) seeds {
+	d := func(p uint64) uint64 { return fasd.DeriveSeed(s, p) }
+	return seeds{d(purposeGSenInit), d(purposeGSenTrain), d(purposeScoreInit), d(purposeScoreDraw),
+		d(purposeFInit), d(purposeFTrain), d(purposeProbe), d(purposeHeldOut), d(purposeBaseline)}
+}
+
+// Run executes one FASD run (§2–§11) on in with cfg, evaluates the
+// requested variants on the same subgraphs and seeds, and returns the
+// result. It is deterministic for a given config (seed included), input and
+// worker count. ctx cancels it between batches.
+func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, error) {
+	if opt == nil {
+		opt = &Options{}
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if _, _, err := debiasOptions(&cfg); err != nil {
+		return nil, err
+	}
+	sgs, train, val, test, err := in.validate()
+	if err != nil {
+		return nil, err
+	}
+	workers := cfg.Workers
+	if workers == 0 {
+		workers = 2
+	}
+	w := nn.NewWorkers[float32](workers)
+	defer w.Close()
+	rep := &reporter{cb: opt.Callbacks}
+	ev := &evalData{numNodes: in.NumNodes, labels: in.Labels, sens: in.Sens, val: val, test: test}
+	orig := originalView(sgs)
+	sd := deriveSeeds(cfg.Seed)
+	d := in.D
+	res := &Result{Config: cfg, NumSubgraphs: len(sgs), GSenLoss: Num(math.NaN()), MeanLSen: Num(math.NaN())}
+	for _, g := range sgs {
+		res.MeanNodes += float64(g.N())
+		res.MeanEdges += float64(countEdges(g.A, g.N()))
+	}
+	res.MeanNodes /= float64(len(sgs))
+	res.MeanEdges /= float64(len(sgs))
+	all := make([]int, len(sgs))
+	var trainRooted, valRooted []int
+	for i, g := range sgs {
+		all[i] = i
+		switch in.Split[g.Root()] {
+		case fasd.SplitTrain:
+			trainRooted = append(trainRooted, i)
+		case fasd.SplitVal:
+			valRooted = append(valRooted, i)
+		}
+	}
+	defer func() { res.Timings = rep.timings }()
+
+	var deb, debNF *view
+	var fasdModels *Models
+	if opt.wants(VariantFASD) {
+		rep.begin(StageGSen, cfg.Sens.Epochs)
+		gsen, gl, err := trainSensNet(ctx, &cfg, cfg.Sens, orig, all, d, w, sd.gsenInit, sd.gsenTrain, rep)
+		if err != nil {
+			return nil, fmt.Errorf("train g_sen: %w", err)
+		}
+		rep.end()
+		res.GSenLoss = Num(gl)
+
+		rep.begin(StageGrads, len(sgs))
+		grads, ml, err := sensGrads(ctx, gsen, orig, d, workers, cfg.Sens.Scope == "train", rep)
+		if err != nil {
+			return nil, fmt.Errorf("g_sen gradients: %w", err)
+		}
+		rep.end()
+		res.MeanLSen = Num(ml)
+
+		var lr0 *LossRatio
+		if opt.Diagnostics {
+			m0, err := newModels(&cfg, d, false, true, false, fasd.NewRand(sd.scoreInit))
+			if err != nil {
+				return nil, err
+			}
+			if lr0, err = scoreLossRatio(ctx, &cfg, m0.ScoreX, m0.ScoreA, orig, grads, heldOut(valRooted, all), d, workers, sd.heldOut); err != nil {
+				return nil, fmt.Errorf("loss ratio: %w", err)
+			}
+		}
+
+		rep.begin(StageScore, cfg.Score.Epochs)
+		sx, sa, st, err := trainScore(ctx, &cfg, orig, grads, d, w, sd.scoreInit, sd.scoreDraw, rep)
+		if err != nil {
+			return nil, fmt.Errorf("train score networks: %w", err)
+		}
+		rep.end()
+		res.Score = st
+		fasdModels = &Models{Config: cfg, D: d, FeatureHash: FeatureHash(in.FeatureNames), GSen: gsen, ScoreX: sx, ScoreA: sa}
+
+		rep.begin(StageDebias, len(sgs))
+		if deb, err = debiasAll(ctx, fasdModels, orig, workers, rep); err != nil {
+			return nil, fmt.Errorf("debias: %w", err)
+		}
+		rep.end()
+
+		rep.begin(StageClassifier, cfg.Classifier.Epochs)
+		f, vr, err := trainClassifier(ctx, &cfg, deb, d, w, ev, VariantFASD, sd.fInit, sd.fTrain, rep)
+		if err != nil {
+			return nil, fmt.Errorf("train classifier: %w", err)
+		}
+		rep.end()
+		fasdModels.F = f
+		res.Models = fasdModels
+		res.Variants = append(res.Variants, vr)
+
+		if opt.Diagnostics {
+			rep.begin(StageDiagnostics, 1)
+			dg := &Diagnostics{LossRatio0: lr0, Edits: editStats(orig, deb), HeldOutRoots: len(heldOut(valRooted, all))}
+			if dg.LossRatio, err = scoreLossRatio(ctx, &cfg, sx, sa, orig, grads, heldOut(valRooted, all), d, workers, sd.heldOut); err != nil {
+				return nil, fmt.Errorf("loss ratio: %w", err)
+			}
+			if dg.GSenOrig, err = sensScore(ctx, gsen, orig, valRooted, d, workers); err != nil {
+				return nil, err
+			}
+			if dg.GSenDeb, err = sensScore(ctx, gsen, deb, valRooted, d, workers); err != nil {
+				return nil, err
+			}
+			rep.end()
+			rep.begin(StageProbe, 2*probeEpochs(&cfg))
+			if dg.ProbeOrig, err = probe(ctx, &cfg, orig, trainRooted, valRooted, d, w, sd.probe, rep); err != nil {
+				return nil, err
+			}
+			if dg.ProbeDeb, err = probe(ctx, &cfg, deb, trainRooted, valRooted, d, w, sd.probe, rep); err != nil {
+				return nil, err
+			}
+			rep.end()
+			res.Diagnostics = dg
+		}
+	}
+
+	if opt.wants(VariantNoDiffusion) {
+		rep.begin(StageNoDiffusion, cfg.Classifier.Epochs)
+		_, vr, err := trainClassifier(ctx, &cfg, orig, d, w, ev, VariantNoDiffusion, sd.fInit, sd.fTrain, rep)
+		if err != nil {
+			return nil, fmt.Errorf("w/o diffusion: %w", err)
+		}
+		rep.end()
+		res.Variants = append(res.Variants, vr)
+	}
+
+	if opt.wants(VariantNoFairness) {
+		rep.begin(StageScoreNoFair, cfg.Score.Epochs)
+		sx, sa, st, err := trainScore(ctx, &cfg, orig, nil, d, w, sd.scoreInit, sd.scoreDraw, rep)
+		if err != nil {
+			return nil, fmt.Errorf("w/o fairness score networks: %w", err)
+		}
+		rep.end()
+		res.ScoreNoFair = st
+		mnf := &Models{Config: cfg, D: d, ScoreX: sx, ScoreA: sa}
+		rep.begin(StageDebiasNoFair, len(sgs))
+		if debNF, err = debiasAll(ctx, mnf, orig, workers, rep); err != nil {
+			return nil, fmt.Errorf("w/o fairness debias: %w", err)
+		}
+		rep.end()
+		rep.begin(StageClassNoFair, cfg.Classifier.Epochs)
+		_, vr, err := trainClassifier(ctx, &cfg, debNF, d, w, ev, VariantNoFairness, sd.fInit, sd.fTrain, rep)
+		if err != nil {
+			return nil, fmt.Errorf("w/o fairness classifier: %w", err)
+		}
+		rep.end()
+		res.Variants = append(res.Variants, vr)
+		if dg := res.Diagnostics; dg != nil && fasdModels != nil {
+			rep.begin(StageProbe, probeEpochs(&cfg))
+			es := editStats(orig, debNF)
+			dg.EditsNoFair = &es
+			gs, err := sensScore(ctx, fasdModels.GSen, debNF, valRooted, d, workers)
+			if err != nil {
+				return nil, err
+			}
+			dg.GSenNoFair = &gs
+			ps, err := probe(ctx, &cfg, debNF, trainRooted, valRooted, d, w, sd.probe, rep)
+			if err != nil {
+				return nil, err
+			}
+			dg.ProbeNoFair = &ps
+			rep.end()
+		}
+	}
+
+	if opt.wants(VariantGCN) {
+		rep.begin(StageBaseline, cfg.Baseline.Epochs)
+		vr, err := trainBaseline(ctx, &cfg, in, train, ev, sd.baseline, rep)
+		if err != nil {
+			return nil, fmt.Errorf("gcn baseline: %w", err)
+		}
+		rep.end()
+		res.Variants = append(res.Variants, vr)
+	}
+	_ = deb
+	return res, nil
+}
+
+// heldOut picks the subgraphs for the fresh-draw loss ratio: the
+// validation-rooted ones (all subgraphs if there are none), at most 256.
+func heldOut(valRooted, all []int) []int {
+	s := valRooted
+	if len(s) == 0 {
+		s = all
+	}
+	if len(s) > 256 {
+		return s[:256]
+	}
+	return s
+}
+
+func probeEpochs(cfg *Config) int { return cfg.Sens.Epochs }
+
+// probe trains a fresh g_sen-shaped network on the train-rooted subgraphs
+// of v and scores it on the validation-rooted ones (§14: the honest check,
+// since debiasing is adversarial to g_sen specifically). The probe uses
+// g_sen's schedule but lr 1e-3, since it sees far fewer subgraphs.
+func probe(ctx context.Context, cfg *Config, v *view, trainIdx, valIdx []int, d int, w *nn.Workers[float32], seed uint64, rep *reporter) (SensScore, error) {
+	if len(trainIdx) == 0 || len(valIdx) == 0 {
+		return SensScore{AUC: Num(math.NaN()), Acc: Num(math.NaN()), Loss: Num(math.NaN())}, nil
+	}
+	tc := cfg.Sens
+	tc.LR = max(tc.LR, 1e-3)
+	sub := &reporter{cb: Callbacks{}}
+	net, _, err := trainSensNet(ctx, cfg, tc, v, trainIdx, d, w, fasd.DeriveSeed(seed, 1), fasd.DeriveSeed(seed, 2), sub)
+	if err != nil {
+		return SensScore{}, fmt.Errorf("probe: %w", err)
+	}
+	_ = rep
+	return sensScore(ctx, net, v, valIdx, d, w.N())
+}
+
+func countEdges(a []float32, n int) int {
+	c := 0
+	for u := 0; u < n; u++ {
+		for v := u + 1; v < n; v++ {
+			if a[u*n+v] != 0 {
+				c++
+			}
+		}
+	}
+	return c
+}

@@ -1,0 +1,251 @@
+package pipeline
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/fasd-db/fasd/fasd"
+	"github.com/fasd-db/fasd/fasd/autodiff"
+	"github.com/fasd-db/fasd/fasd/nn"
+	"github.com/fasd-db/fasd/fasd/tensor"
+)
+
+// Seed purposes of the pipeline's own random streams, derived from the run
+// seed with fasd.DeriveSeed(seed, purpose, ...). They continue the numbering
+// of fasd.PurposeSample (1) and fasd.PurposeDebias (2).
+const (
+	purposeGSenInit   = 101
+	purposeGSenTrain  = 102
+	purposeScoreInit  = 103
+	purposeScoreOrder = 104
+	purposeScoreDraw  = 105
+	purposeFInit      = 106
+	purposeFTrain     = 107
+	purposeProbe      = 108
+	purposeHeldOut    = 109
+	purposeBaseline   = 110
+)
+
+// view is a set of subgraphs with one choice of features and adjacency per
+// subgraph (original or debiased); node attributes come from the subgraph.
+type view struct {
+	sgs    []*fasd.Subgraph
+	xs, as [][]float32
+}
+
+func originalView(sgs []*fasd.Subgraph) *view {
+	v := &view{sgs: sgs, xs: make([][]float32, len(sgs)), as: make([][]float32, len(sgs))}
+	for i, g := range sgs {
+		v.xs[i], v.as[i] = g.X, g.A
+	}
+	return v
+}
+
+// padBuf is one padded batch: X (B×N×D), A (B×N×N) and the node mask,
+// N = the largest subgraph of the batch.
+type padBuf struct {
+	X, A tensor.Dense[float32]
+	mask []float32
+	n    int
+}
+
+func (p *padBuf) build(v *view, idx []int, d int) {
+	n := 1
+	for _, i := range idx {
+		n = max(n, v.sgs[i].N())
+	}
+	b := len(idx)
+	p.n = n
+	p.X.Resize(tensor.S(b, n, d))
+	p.A.Resize(tensor.S(b, n, n))
+	clear(p.X.Data)
+	clear(p.A.Data)
+	p.mask = resizeF(p.mask, b*n)
+	clear(p.mask)
+	for k, i := range idx {
+		gn := v.sgs[i].N()
+		copy(p.X.Data[k*n*d:], v.xs[i][:gn*d])
+		for r := 0; r < gn; r++ {
+			copy(p.A.Data[(k*n+r)*n:(k*n+r)*n+gn], v.as[i][r*gn:(r+1)*gn])
+			p.mask[k*n+r] = 1
+		}
+	}
+}
+
+func resizeF(b []float32, n int) []float32 {
+	if cap(b) < n {
+		return make([]float32, n)
+	}
+	return b[:n]
+}
+
+func resizeI(b []int32, n int) []int32 {
+	if cap(b) < n {
+		return make([]int32, n)
+	}
+	return b[:n]
+}
+
+// netKind selects what a GCNNet trainer fits.
+type netKind uint8
+
+const (
+	kindSens  netKind = iota // g_sen / probe: BCE on s, per-subgraph sum, mean over batch
+	kindClass                // f: CE on train labels, mean over occurrences
+)
+
+// netTrainer trains a GCNNet (g_sen, a probe or f) on a view with
+// mini-batches shared across nn.Workers shards.
+type netTrainer struct {
+	net        *nn.GCNNet[float32]
+	kind       netKind
+	trainScope bool // kindSens: only train-split nodes carry s labels
+	v          *view
+	d          int
+	batch      []int
+	norm       float32
+	shards     []netShard
+	fn         nn.ShardFunc[float32]
+}
+
+type netShard struct {
+	pad    padBuf
+	target []float32
+	weight []float32
+	labels []int32
+}
+
+func newNetTrainer(net *nn.GCNNet[float32], kind netKind, v *view, d, workers int) *netTrainer {
+	t := &netTrainer{net: net, kind: kind, v: v, d: d, shards: make([]netShard, workers)}
+	t.fn = t.shard
+	return t
+}
+
+// weightOf says whether local node u of subgraph g contributes to the loss.
+func (t *netTrainer) weightOf(g *fasd.Subgraph, u int) bool {
+	if t.kind == kindClass {
+		return g.Split[u] == fasd.SplitTrain && g.Y[u] >= 0
+	}
+	return g.S[u] >= 0 && (!t.trainScope || g.Split[u] == fasd.SplitTrain)
+}
+
+func (t *netTrainer) shard(s *nn.Shard[float32]) *autodiff.Var[float32] {
+	sc := &t.shards[s.Index]
+	idx := t.batch[s.Lo:s.Hi]
+	sc.pad.build(t.v, idx, t.d)
+	n := sc.pad.n
+	rows := len(idx) * n
+	sc.weight = resizeF(sc.weight, rows)
+	clear(sc.weight)
+	has := false
+	if t.kind == kindClass {
+		sc.labels = resizeI(sc.labels, rows)
+	} else {
+		sc.target = resizeF(sc.target, rows)
+		clear(sc.target)
+	}
+	for k, i := range idx {
+		g := t.v.sgs[i]
+		for u := 0; u < g.N(); u++ {
+			r := k*n + u
+			if t.kind == kindClass {
+				sc.labels[r] = int32(g.Y[u])
+			} else if g.S[u] >= 0 {
+				sc.target[r] = float32(g.S[u])
+			}
+			if t.weightOf(g, u) {
+				sc.weight[r] = 1
+				has = true
+			}
+		}
+		for u := g.N(); u < n && t.kind == kindClass; u++ {
+			sc.labels[k*n+u] = -1
+		}
+	}
+	if !has {
+		return nil
+	}
+	tp := s.Tape
+	x, a := tp.Input(sc.pad.X, false), tp.Input(sc.pad.A, false)
+	z := t.net.Forward(tp, x, a, sc.pad.mask, s.Rng)
+	if t.kind == kindClass {
+		return tp.SoftmaxNLL(z, sc.labels, sc.weight, t.norm)
+	}
+	return tp.BCEWithLogits(z, sc.target, sc.weight, t.norm)
+}
+
+// batchNorm returns the loss normaliser of the current batch: the number of
+// subgraphs (kindSens) or of weighted node occurrences (kindClass; 0 means
+// the batch has nothing to learn from).
+func (t *netTrainer) batchNorm() float32 {
+	if t.kind == kindSens {
+		return float32(len(t.batch))
+	}
+	c := 0
+	for _, i := range t.batch {
+		g := t.v.sgs[i]
+		for u := 0; u < g.N(); u++ {
+			if t.weightOf(g, u) {
+				c++
+			}
+		}
+	}
+	return float32(c)
+}
+
+// trainLoop runs epochs of shuffled mini-batches over idx. After every epoch
+// it calls after(epoch) (may be nil), whose returned value is reported as
+// the validation accuracy. The first batches give the stage's time
+// estimate. It returns the last epoch's mean batch loss.
+func trainLoop(ctx context.Context, w *nn.Workers[float32], t *netTrainer, opt *nn.Adam[float32], idx []int,
+	epochs, batch int, rng *rand.Rand, rep *reporter, after func(epoch int) (float64, error)) (float64, error) {
+	params := t.net.Params()
+	order := append([]int(nil), idx...)
+	nb := (len(order) + batch - 1) / batch
+	var last float64
+	start := time.Now()
+	estimated := false
+	steps := 0
+	for ep := 0; ep < epochs; ep++ {
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		var sum float64
+		cnt := 0
+		for b := 0; b < nb; b++ {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+			t.batch = order[b*batch : min(len(order), (b+1)*batch)]
+			t.norm = t.batchNorm()
+			steps++
+			if t.norm == 0 {
+				continue
+			}
+			nn.ZeroGrads(params)
+			loss := w.Step(len(t.batch), rng, t.fn)
+			opt.Step()
+			sum += float64(loss)
+			cnt++
+			if !estimated && steps == min(3, nb*epochs) {
+				estimated = true
+				per := time.Since(start) / time.Duration(steps)
+				rep.estimate(per * time.Duration(nb*epochs))
+			}
+		}
+		last = math.NaN()
+		if cnt > 0 {
+			last = sum / float64(cnt)
+		}
+		acc := math.NaN()
+		if after != nil {
+			var err error
+			if acc, err = after(ep); err != nil {
+				return 0, err
+			}
+		}
+		rep.epoch(ep, last, acc)
+		rep.progress(ep + 1)
+	}
+	return last, nil
+}
