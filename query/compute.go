@@ -1,0 +1,487 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/fasd-db/fasd/fasd"
+	"github.com/fasd-db/fasd/index"
+	"github.com/fasd-db/fasd/storage"
+)
+
+// viewNodes is a fasd.NodeSource over an index.View. The split bitmaps
+// are read once per view (View.SplitOf would decode them per node).
+type viewNodes struct {
+	v      *index.View
+	splits []*roaring.Bitmap // train, val, test; nil until first use
+}
+
+func (n *viewNodes) NodeFeatures(v uint32, dst []float32) error {
+	f, err := n.v.Features(v, dst[:0])
+	if err != nil {
+		return err
+	}
+	if len(f) != len(dst) {
+		return fmt.Errorf("%w: node %d has %d features, want %d", fasd.ErrShape, v, len(f), len(dst))
+	}
+	return nil
+}
+
+func (n *viewNodes) NodeAttrs(v uint32) (int8, int8, fasd.Split, error) {
+	if n.splits == nil {
+		for _, sp := range index.Splits {
+			bm, err := n.v.SplitSet(sp)
+			if err != nil {
+				return 0, 0, 0, err
+			}
+			n.splits = append(n.splits, bm)
+		}
+	}
+	s, err := n.v.Sensitive(v)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	y, err := n.v.Label(v)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	split := fasd.SplitNone
+	for i, bm := range n.splits {
+		if bm.Contains(v) {
+			split = fasd.Split(index.Splits[i])
+		}
+	}
+	return s, y, split, nil
+}
+
+// worker computes subgraphs on one goroutine: its own view, sampler and
+// scorer.
+type worker struct {
+	e      *Engine
+	view   *index.View
+	smp    *fasd.Sampler
+	sample fasd.Sample
+	sg     fasd.Subgraph
+	src    viewNodes
+	scorer Scorer
+	out    Contribution
+}
+
+func (e *Engine) newWorker(view *index.View) (*worker, error) {
+	smp, err := fasd.NewSampler(e.info.Sample)
+	if err != nil {
+		return nil, err
+	}
+	return &worker{e: e, view: view, smp: smp, src: viewNodes{v: view}}, nil
+}
+
+// release returns the worker's scorer to the pool.
+func (w *worker) release() {
+	if w.scorer != nil {
+		w.e.putScorer(w.scorer)
+		w.scorer = nil
+	}
+}
+
+// members samples root's subgraph and returns its members (valid until the
+// next call).
+func (w *worker) members(root uint32) ([]uint32, error) {
+	rng := fasd.NewRand(fasd.RootSeed(w.e.info.Seed, fasd.PurposeSample, root))
+	if err := w.smp.Sample(w.view, root, rng, &w.sample); err != nil {
+		return nil, err
+	}
+	return w.sample.Nodes, nil
+}
+
+// contribute samples, builds, debiases and classifies the subgraph rooted
+// at root, leaving the result in w.sample, w.sg and w.out.
+func (w *worker) contribute(ctx context.Context, root uint32) error {
+	if _, err := w.members(root); err != nil {
+		return err
+	}
+	if err := fasd.BuildSubgraph(&w.sample, w.view.NumFeatures(), &w.src, &w.sg); err != nil {
+		return err
+	}
+	if w.scorer == nil {
+		s, err := w.e.scorer()
+		if err != nil {
+			return fmt.Errorf("query: new scorer: %w", err)
+		}
+		w.scorer = s
+	}
+	rng := fasd.NewRand(fasd.RootSeed(w.e.info.Seed, fasd.PurposeDebias, root))
+	if err := w.scorer.Contribute(ctx, &w.sg, rng, &w.out); err != nil {
+		return fmt.Errorf("query: score subgraph of %d: %w", root, err)
+	}
+	n := w.sg.N()
+	if len(w.out.Fair) != 2*n || (w.out.Base != nil && len(w.out.Base) != 2*n) {
+		return fmt.Errorf("%w: scorer returned %d/%d probabilities for %d nodes", fasd.ErrShape, len(w.out.Fair), len(w.out.Base), n)
+	}
+	if w.e.info.Baseline != (w.out.Base != nil) {
+		return fmt.Errorf("%w: scorer baseline presence disagrees with the model info", ErrInvalid)
+	}
+	w.e.stats.rootsComputed.Add(1)
+	return nil
+}
+
+// record computes root's record.
+func (w *worker) record(ctx context.Context, root uint32) (*rootRecord, error) {
+	if err := w.contribute(ctx, root); err != nil {
+		return nil, err
+	}
+	if len(w.sample.Nodes) > 1<<16-1 {
+		return nil, fmt.Errorf("%w: subgraph of %d has %d nodes (max 65535)", ErrInvalid, root, len(w.sample.Nodes))
+	}
+	rec := &rootRecord{
+		Version: w.view.Version(), Model: w.e.tag,
+		Members: append([]uint32(nil), w.sample.Nodes...),
+		Fair:    append([]float32(nil), w.out.Fair...),
+	}
+	rec.Expanded = make([]uint16, len(w.sample.Expanded))
+	for i, l := range w.sample.Expanded {
+		rec.Expanded[i] = uint16(l)
+	}
+	if w.out.Base != nil {
+		rec.Base = append([]float32(nil), w.out.Base...)
+	}
+	return rec, nil
+}
+
+// recomputeRoots recomputes the records of roots against the current
+// graph: roots outside the root set lose their record. It commits one batch
+// per chunk of roots (records, inverted indexes, the stored-root, dirty and
+// affected sets), then recomputes the views of every affected node. The
+// caller holds e.wmu. Interrupted, it leaves a consistent state: finished
+// chunks are committed and the remaining roots stay dirty or missing.
+//
+// With only set, the views of just those nodes are recomputed; the other
+// affected nodes keep their old views (they are stale, so never served as
+// cached) until a full refresh. The cold path uses this so that no view
+// ever mixes old and new subgraphs.
+func (e *Engine) recomputeRoots(ctx context.Context, roots, only *roaring.Bitmap) error {
+	views := make([]*index.View, e.opts.Workers)
+	workers := make([]*worker, e.opts.Workers)
+	defer func() {
+		for i := range views {
+			if workers[i] != nil {
+				workers[i].release()
+			}
+			if views[i] != nil {
+				views[i].Close()
+			}
+		}
+	}()
+	for i := range views {
+		v, err := e.g.View()
+		if err != nil {
+			return err
+		}
+		views[i] = v
+		if v.Version() != views[0].Version() {
+			return fmt.Errorf("query: the graph changed during a refresh (updates must go through the engine)")
+		}
+		if workers[i], err = e.newWorker(v); err != nil {
+			return err
+		}
+	}
+	rs, err := rootSet(views[0])
+	if err != nil {
+		return err
+	}
+	list := roots.ToArray()
+	total := len(list)
+	recs := make([]*rootRecord, e.opts.ChunkRoots)
+	for lo := 0; lo < total; lo += e.opts.ChunkRoots {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		chunk := list[lo:min(lo+e.opts.ChunkRoots, total)]
+		if err := e.computeChunk(ctx, workers, rs, chunk, recs[:len(chunk)]); err != nil {
+			return err
+		}
+		if err := e.commitRoots(chunk, recs[:len(chunk)]); err != nil {
+			return err
+		}
+		if e.opts.Progress != nil {
+			e.opts.Progress("subgraphs", lo+len(chunk), total)
+		}
+	}
+	return e.recomputeAffected(ctx, views[0].Version(), only)
+}
+
+// computeChunk computes the records of chunk in parallel; recs[i] is nil
+// for a root outside the root set rs.
+func (e *Engine) computeChunk(ctx context.Context, workers []*worker, rs *roaring.Bitmap, chunk []uint32, recs []*rootRecord) error {
+	var next int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make([]error, len(workers))
+	for wi, w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= len(chunk) || ctx.Err() != nil {
+					return
+				}
+				r := chunk[i]
+				recs[i] = nil
+				if !rs.Contains(r) {
+					continue
+				}
+				rec, err := w.record(ctx, r)
+				if err != nil {
+					errs[wi] = err
+					return
+				}
+				recs[i] = rec
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// bitmapCache loads per-node bitmaps lazily and writes the changed ones.
+type bitmapCache struct {
+	r   storage.Reader
+	key func(uint32) []byte
+	m   map[uint32]*roaring.Bitmap
+}
+
+func (c *bitmapCache) get(v uint32) (*roaring.Bitmap, error) {
+	if bm, ok := c.m[v]; ok {
+		return bm, nil
+	}
+	bm, err := getBitmap(c.r, c.key(v))
+	if err != nil {
+		return nil, err
+	}
+	c.m[v] = bm
+	return bm, nil
+}
+
+func (c *bitmapCache) flush(b storage.Batch) error {
+	for v, bm := range c.m {
+		if err := setBitmap(b, c.key(v), bm); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// commitRoots writes the new records of chunk (nil: delete) in one batch,
+// with the inverted indexes and the root, dirty and affected sets.
+func (e *Engine) commitRoots(chunk []uint32, recs []*rootRecord) error {
+	contain := &bitmapCache{r: e.store, key: containKey, m: map[uint32]*roaring.Bitmap{}}
+	expand := &bitmapCache{r: e.store, key: expandKey, m: map[uint32]*roaring.Bitmap{}}
+	stored, err := getBitmap(e.store, keyRoots)
+	if err != nil {
+		return err
+	}
+	dirty, err := getBitmap(e.store, keyDirty)
+	if err != nil {
+		return err
+	}
+	affected, err := getBitmap(e.store, keyAffected)
+	if err != nil {
+		return err
+	}
+	b := e.store.NewBatch()
+	defer b.Close()
+	edit := func(rec *rootRecord, r uint32, add bool) error {
+		for _, m := range rec.Members {
+			bm, err := contain.get(m)
+			if err != nil {
+				return err
+			}
+			if add {
+				bm.Add(r)
+			} else {
+				bm.Remove(r)
+			}
+			affected.Add(m)
+		}
+		for _, l := range rec.Expanded {
+			bm, err := expand.get(rec.Members[l])
+			if err != nil {
+				return err
+			}
+			if add {
+				bm.Add(r)
+			} else {
+				bm.Remove(r)
+			}
+		}
+		return nil
+	}
+	var enc []byte
+	for i, r := range chunk {
+		old, err := getRootRecord(e.store, r)
+		if err != nil {
+			return err
+		}
+		if old != nil {
+			if err := edit(old, r, false); err != nil {
+				return err
+			}
+		}
+		dirty.Remove(r)
+		if recs[i] == nil {
+			stored.Remove(r)
+			if err := b.Delete(rootKey(r)); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := edit(recs[i], r, true); err != nil {
+			return err
+		}
+		stored.Add(r)
+		enc = recs[i].encode(enc[:0])
+		if err := b.Set(rootKey(r), enc); err != nil {
+			return err
+		}
+	}
+	if err := errors.Join(contain.flush(b), expand.flush(b), setBitmap(b, keyRoots, stored),
+		setBitmap(b, keyDirty, dirty), setBitmap(b, keyAffected, affected)); err != nil {
+		return fmt.Errorf("query: commit subgraphs: %w", err)
+	}
+	if err := b.Commit(); err != nil {
+		return fmt.Errorf("query: commit subgraphs: %w", err)
+	}
+	return nil
+}
+
+// recordCache keeps decoded root records during one pass over nodes.
+type recordCache struct {
+	r storage.Reader
+	m map[uint32]*rootRecord
+}
+
+const recordCacheMax = 1 << 17
+
+func (c *recordCache) get(root uint32) (*rootRecord, error) {
+	if rec, ok := c.m[root]; ok {
+		return rec, nil
+	}
+	rec, err := getRootRecord(c.r, root)
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil {
+		return nil, fmt.Errorf("%w: inverted index names root %d, which has no record", ErrCorrupt, root)
+	}
+	if len(c.m) >= recordCacheMax {
+		clear(c.m)
+	}
+	c.m[root] = rec
+	return rec, nil
+}
+
+// nodeChunk is the number of node views written per batch.
+const nodeChunk = 1024
+
+// recomputeAffected recomputes the view of every node in the affected set
+// from the stored contributions, in ascending root order (fasd.AverageNode),
+// so that the result does not depend on the history of updates. A node in
+// no subgraph loses its view.
+func (e *Engine) recomputeAffected(ctx context.Context, version uint64, only *roaring.Bitmap) error {
+	affected, err := getBitmap(e.store, keyAffected)
+	if err != nil {
+		return err
+	}
+	todo := affected
+	if only != nil {
+		todo = roaring.And(affected, only)
+	}
+	total := int(todo.GetCardinality())
+	cache := &recordCache{r: e.store, m: map[uint32]*rootRecord{}}
+	nodes := todo.ToArray()
+	var fair, base []fasd.NodeContribution
+	var enc []byte
+	for lo := 0; lo < len(nodes); lo += nodeChunk {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		chunk := nodes[lo:min(lo+nodeChunk, len(nodes))]
+		b := e.store.NewBatch()
+		for _, u := range chunk {
+			roots, err := getBitmap(e.store, containKey(u))
+			if err != nil {
+				b.Close()
+				return err
+			}
+			if roots.IsEmpty() {
+				if err := b.Delete(nodeKey(u)); err != nil {
+					b.Close()
+					return err
+				}
+				continue
+			}
+			fair, base = fair[:0], base[:0]
+			hasBase := true
+			for it := roots.Iterator(); it.HasNext(); {
+				r := it.Next()
+				rec, err := cache.get(r)
+				if err != nil {
+					b.Close()
+					return err
+				}
+				l := rec.local(u)
+				if l < 0 {
+					b.Close()
+					return fmt.Errorf("%w: root %d listed for node %d, which it does not contain", ErrCorrupt, r, u)
+				}
+				fair = append(fair, fasd.NodeContribution{Root: r, P: rec.Fair[2*l : 2*l+2]})
+				if rec.Base == nil {
+					hasBase = false
+				} else {
+					base = append(base, fasd.NodeContribution{Root: r, P: rec.Base[2*l : 2*l+2]})
+				}
+			}
+			nv := nodeView{Count: uint32(len(fair)), Version: version, Model: e.tag, HasBase: hasBase}
+			if err := fasd.AverageNode(fair, nv.Fair[:]); err != nil {
+				b.Close()
+				return err
+			}
+			if hasBase {
+				if err := fasd.AverageNode(base, nv.Base[:]); err != nil {
+					b.Close()
+					return err
+				}
+			}
+			enc = nv.encode(enc[:0])
+			if err := b.Set(nodeKey(u), enc); err != nil {
+				b.Close()
+				return err
+			}
+		}
+		for _, u := range chunk {
+			affected.Remove(u)
+		}
+		if err := setBitmap(b, keyAffected, affected); err != nil {
+			b.Close()
+			return err
+		}
+		err := b.Commit()
+		b.Close()
+		if err != nil {
+			return fmt.Errorf("query: commit node views: %w", err)
+		}
+		if e.opts.Progress != nil {
+			e.opts.Progress("nodes", lo+len(chunk), total)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,114 @@
+// Package query serves fair node predictions from materialized views kept
+// in the graph's own key-value store, and keeps them up to date under graph
+// updates without retraining.
+//
+// Conventions: nodes are the internal uint32 ids of package index (the
+// *External calls and the HTTP API take external ids); probabilities are
+// [P(y=0), P(y=1)]; every view write is one atomic storage batch.
+//
+// # Concepts
+//
+// The paper's inference (method.md §10) averages a node's class
+// probabilities over every subgraph of the set that contains it; the set
+// has one subgraph per root, the labelled train/val/test nodes. The Engine
+// (Open) materializes that computation:
+//
+//   - per root r, a record: the recipe (r, the run seed, the model version,
+//     the graph version it was sampled at), the members and the expanded
+//     nodes of its sample, and the members' class probabilities after
+//     debiasing (and without, for the w/o-Diffusion baseline);
+//   - per node u, its view: the probabilities averaged over the subgraphs
+//     containing u, their number, the model and the graph version;
+//   - roaring inverted indexes u → roots whose subgraph contains u, and
+//     u → roots that expanded u (whose sampling read u's neighbour list).
+//
+// Roots are the train, val and test nodes plus every labelled node with a
+// known sensitive value (on a graph loaded with the DIG split the two
+// coincide; nodes labelled later become roots).
+//
+// Root r's subgraph is sampled with fasd.RootSeed(seed, PurposeSample, r)
+// and debiased with fasd.RootSeed(seed, PurposeDebias, r): it depends only
+// on (run seed, r), the adjacency lists it read and its members' data,
+// never on the graph version or on scheduling. So recomputing only the
+// subgraphs an update can change gives the same records as recomputing all
+// of them, and a node's view, recomputed from the stored contributions in
+// ascending root order (fasd.AverageNode, float64), is bit-identical to a
+// rebuild.
+//
+// The debiased subgraphs themselves are not stored: they are only needed
+// to compute the contributions, the recipe regenerates them exactly, and
+// they would cost about 4·N·(D+N) bytes each (31 nodes × 270 features on
+// Pokec: ≈37 KB, ≈1 GB for its ≈27k roots) against ≈0.6 KB for a record.
+// See BENCHMARKS.query.md for measured sizes.
+//
+// # Updates, dirty marks, refresh
+//
+// Engine.Update applies a graph update (index.Graph.Update, one atomic
+// batch, a new graph version) and then marks roots dirty: those that
+// expanded a node whose neighbour list changed (Algorithm 3 reads only the
+// lists of at most d expanded nodes, a sharper rule than "contains"), those
+// containing a node whose features or attributes changed, and nodes that
+// became or stopped being roots. Dirty roots are re-sampled at once (no
+// model runs) so that the stale set, the old and new members of every
+// dirty subgraph, is exact. Refresh recomputes the dirty subgraphs in
+// chunks, each committed with its inverted-index edits, then recomputes the
+// view of every affected node. Interrupted, Refresh and Materialize resume
+// where they stopped.
+//
+// # Queries
+//
+// Predict reads one key (the node's view) when the views are complete and
+// the node is not stale. Otherwise it takes the cold path under the writer
+// lock: it recomputes the dirty (or, before Materialize, never computed)
+// subgraphs whose sample contains the node, writes them back and
+// recomputes the node's view, which is then exact (SourceCold). A node in
+// no subgraph gets an approximation from its own subgraph, marked
+// SourceApprox and not stored. Before Materialize the cold path considers
+// the roots within d hops of the node, which on dense graphs means
+// sampling many subgraphs.
+//
+// # Concurrency
+//
+// Reads take no lock. Each view is one key, so a reader sees a node's view
+// either before or after a refresh, never a mix; the cold path recomputes
+// only the queried node's view, leaving other affected nodes on their old
+// views (marked stale) until a full refresh, so no view ever mixes old and
+// new subgraphs. Writers are serialised by one mutex.
+//
+// # Key layout
+//
+// Every view key starts with 'V' (package index uses 'M', 'N', 'X', 'A',
+// 'G'; storage reserves 0x00). Ids are big-endian u32, values
+// little-endian.
+//
+//	key                 value
+//	──────────────────  ─────────────────────────────────────────────────
+//	"V" "m"             JSON meta {format, model, seed, sampler, feature
+//	                    hash, baseline}; other values → views rebuilt
+//	"V" "s"             JSON state {complete, marked, refreshed}
+//	"V" "R"             roaring bitmap: roots with a record
+//	"V" "D"             roaring bitmap: dirty roots
+//	"V" "S"             roaring bitmap: stale nodes
+//	"V" "F"             roaring bitmap: nodes whose view must be recomputed
+//	"V" "r" root:u32    u8 format │ u8 flags │ u16 n │ u16 e │ u64 graph
+//	                    version │ u64 model tag │ n×u32 members │ e×u16
+//	                    expanded │ 2n×f32 probabilities │ [2n×f32 baseline]
+//	"V" "n" node:u32    u8 format │ u8 flags │ u32 count │ u64 graph
+//	                    version │ u64 model tag │ 2×f64 mean │ [2×f64 base]
+//	"V" "c" node:u32    roaring bitmap: roots whose subgraph contains node
+//	"V" "e" node:u32    roaring bitmap: roots that expanded node
+//
+// Bitmaps are stored in a canonical form (rebuilt and run-optimised), so
+// equal sets are equal bytes.
+//
+// # Caveats
+//
+//   - Only one Engine may write a store, and graph updates must go through
+//     it; an update made elsewhere is noticed on the next Open (the graph
+//     version differs from the last marked one) and dirties every subgraph.
+//   - Each Update re-samples every dirty root (cheap, but O(dirty) per
+//     update): refresh regularly.
+//   - The per-record graph version is the version at which the record was
+//     computed; it differs between an incremental history and a rebuild,
+//     everything else is bit-identical.
+package query

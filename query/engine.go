@@ -1,0 +1,490 @@
+package query
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/fasd-db/fasd/fasd"
+	"github.com/fasd-db/fasd/index"
+	"github.com/fasd-db/fasd/storage"
+)
+
+// Sentinel errors. Check them with errors.Is.
+var (
+	// ErrClosed is returned by every method of a closed Engine.
+	ErrClosed = errors.New("query: engine is closed")
+	// ErrNoModel is returned by Open when no model was given and the store
+	// holds no trained models (run fasd train).
+	ErrNoModel = errors.New("query: no trained models")
+	// ErrSchema is returned by Open when the models were trained on other
+	// features than the graph now has.
+	ErrSchema = errors.New("query: feature schema of the models does not match the graph")
+	// ErrFormat is returned by Open for views written in an unknown format.
+	ErrFormat = errors.New("query: unknown views format")
+	// ErrCorrupt reports a stored view record that does not decode.
+	ErrCorrupt = errors.New("query: corrupt view data")
+	// ErrUnknownNode is returned for a node id the graph does not hold.
+	ErrUnknownNode = errors.New("query: unknown node")
+	// ErrInvalid reports invalid options or arguments.
+	ErrInvalid = errors.New("query: invalid argument")
+)
+
+// viewsFormat is the version of the views' key layout and records.
+const viewsFormat = 1
+
+// Contribution is what a Scorer returns for one subgraph: class
+// probabilities per local node (N×2, row-major) of the debiased subgraph,
+// and optionally those of the w/o-Diffusion classifier on the clean
+// subgraph (nil when the models have no baseline).
+type Contribution struct {
+	Fair []float32
+	Base []float32
+}
+
+// ModelInfo describes trained models: everything the engine needs besides
+// the networks themselves.
+type ModelInfo struct {
+	// Version identifies the trained models (for example a hash of the
+	// persisted bundle); views record it and are rebuilt when it changes.
+	Version string
+	// Seed is the run seed: root r's subgraph is sampled with
+	// fasd.NewRand(fasd.RootSeed(Seed, fasd.PurposeSample, r)) and debiased
+	// with fasd.NewRand(fasd.RootSeed(Seed, fasd.PurposeDebias, r)).
+	Seed uint64
+	// Sample are the sampler options the models were trained with.
+	Sample fasd.SampleOptions
+	// FeatureHash identifies the feature names, in order, the models were
+	// trained on (pipeline.FeatureHash of the names).
+	FeatureHash string
+	// Baseline reports whether scorers also return w/o-Diffusion
+	// probabilities.
+	Baseline bool
+}
+
+// Model is a set of trained models. It must be safe for concurrent use;
+// its Scorers need not be.
+type Model interface {
+	Info() ModelInfo
+	// NewScorer returns a scorer for use by one goroutine at a time.
+	NewScorer() (Scorer, error)
+}
+
+// Scorer debiases and classifies one subgraph.
+type Scorer interface {
+	// Contribute debiases sg with randomness from rng only and writes the
+	// class probabilities of every local node of the debiased subgraph
+	// into dst.Fair (and, for models with a baseline, those of the
+	// w/o-Diffusion classifier on the clean sg into dst.Base), reusing
+	// dst's slices. sg must not be modified.
+	Contribute(ctx context.Context, sg *fasd.Subgraph, rng *rand.Rand, dst *Contribution) error
+}
+
+// Options configure Open. A nil *Options means all defaults; zero fields
+// mean the default.
+type Options struct {
+	// Store, if set, is an open store to use instead of opening dir. The
+	// engine does not close it.
+	Store storage.Store
+	// Storage are the options of storage.Open when the engine opens dir.
+	Storage *storage.Options
+	// Model are the trained models. Nil means the latest models persisted
+	// in the store by fasd train.
+	Model Model
+	// Workers is the number of goroutines that compute subgraphs in
+	// Materialize and Refresh; 0 means GOMAXPROCS.
+	Workers int
+	// ChunkRoots is the number of roots computed and committed per write
+	// batch; 0 means 64. Smaller chunks make interruption lose less work.
+	ChunkRoots int
+	// Progress, if set, is called from the calling goroutine of
+	// Materialize and Refresh with the stage ("subgraphs" or "nodes") and
+	// the amount done of the total.
+	Progress func(stage string, done, total int)
+}
+
+// Validate reports every invalid field.
+func (o *Options) Validate() error {
+	if o == nil {
+		return nil
+	}
+	var errs []error
+	if o.Workers < 0 {
+		errs = append(errs, fmt.Errorf("%w: Workers %d, want ≥ 0", ErrInvalid, o.Workers))
+	}
+	if o.ChunkRoots < 0 {
+		errs = append(errs, fmt.Errorf("%w: ChunkRoots %d, want ≥ 0", ErrInvalid, o.ChunkRoots))
+	}
+	if o.Storage != nil {
+		errs = append(errs, o.Storage.Validate())
+	}
+	return errors.Join(errs...)
+}
+
+func (o *Options) ensureDefaults() Options {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	if c.Workers == 0 {
+		c.Workers = runtime.GOMAXPROCS(0)
+	}
+	if c.ChunkRoots == 0 {
+		c.ChunkRoots = 64
+	}
+	return c
+}
+
+// meta is the JSON record under "V" "m": what the views were built with.
+type meta struct {
+	Format      int    `json:"format"`
+	Model       string `json:"model"`
+	Seed        uint64 `json:"seed"`
+	Mode        string `json:"mode"`
+	Depth       int    `json:"depth"`
+	Fanout      int    `json:"fanout"`
+	Edges       string `json:"edges"`
+	MaxNodes    int    `json:"max_nodes"`
+	FeatureHash string `json:"feature_hash"`
+	Baseline    bool   `json:"baseline"`
+}
+
+// state is the JSON record under "V" "s".
+type state struct {
+	// Complete: every root of the root set has a clean record and every
+	// node view is the average over all of them.
+	Complete bool `json:"complete"`
+	// Marked is the graph version up to which updates have been turned
+	// into dirty marks; a different graph version on Open means the graph
+	// changed behind the engine's back.
+	Marked uint64 `json:"marked"`
+	// Refreshed is the graph version of the last full refresh or
+	// materialization.
+	Refreshed uint64 `json:"refreshed"`
+}
+
+// Engine serves fair predictions from materialized views over the graph of
+// one store and keeps them up to date under graph updates.
+//
+// Reads (Predict on the cached path, PredictMany, All, Audit, Stats) are
+// safe for concurrent use and take no lock. Writers (Update, Refresh,
+// Materialize, and the cold path of Predict, which writes back) are
+// serialised by one mutex. Only one Engine may write a store at a time.
+type Engine struct {
+	store    storage.Store
+	ownStore bool
+	g        *index.Graph
+	model    Model
+	info     ModelInfo
+	tag      uint64
+	opts     Options
+
+	wmu       sync.Mutex // held by writers
+	complete  atomic.Bool
+	stale     atomic.Pointer[roaring.Bitmap] // frozen; replaced, never modified
+	version   atomic.Uint64                  // current graph version
+	refreshed atomic.Uint64
+
+	scorers chan Scorer // pool for the cold path
+	closed  atomic.Bool
+	once    sync.Once
+	closeE  error
+
+	stats engineStats
+}
+
+// engineStats are counters for /metrics.
+type engineStats struct {
+	cached, cold, approx atomic.Int64
+	refreshes, updates   atomic.Int64
+	rootsComputed        atomic.Int64
+}
+
+// Open opens the engine over the graph in the store at dir (or
+// opts.Store), with the trained models of opts.Model or, if nil, the
+// latest ones persisted in the store. It checks the models' feature
+// schema against the graph (ErrSchema) and the views' format (ErrFormat).
+// Views built with other models or sampler settings are deleted. If the
+// graph changed since the views last saw it (outside this engine), every
+// stored subgraph is marked dirty.
+func Open(dir string, opts *Options) (_ *Engine, err error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	o := opts.ensureDefaults()
+	e := &Engine{opts: o, scorers: make(chan Scorer, o.Workers+2)}
+	if o.Store != nil {
+		e.store = o.Store
+	} else {
+		s, err := storage.Open(dir, o.Storage)
+		if err != nil {
+			return nil, err
+		}
+		e.store, e.ownStore = s, true
+	}
+	defer func() {
+		if err != nil && e.ownStore {
+			err = errors.Join(err, e.store.Close())
+		}
+	}()
+	if e.g, err = index.Open(e.store); err != nil {
+		return nil, err
+	}
+	e.model = o.Model
+	if e.model == nil {
+		if e.model, err = LoadStoredModel(e.store); err != nil {
+			return nil, err
+		}
+	}
+	e.info = e.model.Info()
+	if err := e.info.Sample.Validate(); err != nil {
+		return nil, fmt.Errorf("query: model sampler options: %w", err)
+	}
+	if want := featureHash(e.g.Schema().Features); e.info.FeatureHash != want {
+		return nil, fmt.Errorf("%w: models trained on features %.12s…, graph has %.12s…; retrain with fasd train",
+			ErrSchema, e.info.FeatureHash, want)
+	}
+	e.tag = modelTag(e.info.Version)
+	if err := e.init(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// modelTag is the 64-bit tag of a model version stored in every record.
+func modelTag(version string) uint64 {
+	h := sha256.Sum256([]byte(version))
+	return binary.BigEndian.Uint64(h[:8])
+}
+
+func (e *Engine) wantMeta() meta {
+	s := e.info.Sample
+	return meta{
+		Format: viewsFormat, Model: e.info.Version, Seed: e.info.Seed,
+		Mode: s.Mode.String(), Depth: s.Depth, Fanout: s.Fanout, Edges: s.Edges.String(), MaxNodes: s.MaxNodes,
+		FeatureHash: e.info.FeatureHash, Baseline: e.info.Baseline,
+	}
+}
+
+// init reconciles the stored views with the models and the graph.
+func (e *Engine) init() error {
+	ver, err := e.g.Version()
+	if err != nil {
+		return err
+	}
+	want := e.wantMeta()
+	var have meta
+	b, err := e.store.Get(keyMeta)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+	case err != nil:
+		return fmt.Errorf("query: read meta: %w", err)
+	default:
+		if err := json.Unmarshal(b, &have); err != nil {
+			return fmt.Errorf("%w: meta: %w", ErrCorrupt, err)
+		}
+		if have.Format != viewsFormat {
+			return fmt.Errorf("%w: views format %d, this build reads %d", ErrFormat, have.Format, viewsFormat)
+		}
+	}
+	if have != want {
+		// No views, or views of other models: start afresh.
+		if err := e.wipe(); err != nil {
+			return err
+		}
+		mb, _ := json.Marshal(&want)
+		if err := e.writeMetaState(mb, state{Marked: ver}); err != nil {
+			return err
+		}
+	}
+	st, err := e.readState()
+	if err != nil {
+		return err
+	}
+	stale, err := getBitmap(e.store, keyStale)
+	if err != nil {
+		return err
+	}
+	if st.Marked != ver {
+		// The graph changed without dirty marks: distrust every subgraph.
+		stored, err := getBitmap(e.store, keyRoots)
+		if err != nil {
+			return err
+		}
+		dirty, err := getBitmap(e.store, keyDirty)
+		if err != nil {
+			return err
+		}
+		dirty.Or(stored)
+		v, err := e.g.View()
+		if err != nil {
+			return err
+		}
+		stale.AddRange(0, uint64(v.NumNodes()))
+		v.Close()
+		st.Marked = ver
+		b := e.store.NewBatch()
+		defer b.Close()
+		if err := errors.Join(setBitmap(b, keyDirty, dirty), setBitmap(b, keyStale, stale), setJSON(b, keyState, &st)); err != nil {
+			return err
+		}
+		if err := b.Commit(); err != nil {
+			return fmt.Errorf("query: mark views dirty: %w", err)
+		}
+	}
+	e.complete.Store(st.Complete)
+	e.stale.Store(stale)
+	e.version.Store(ver)
+	e.refreshed.Store(st.Refreshed)
+	return nil
+}
+
+func setJSON(b storage.Batch, key []byte, v any) error {
+	j, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("query: encode %x: %w", key, err)
+	}
+	return b.Set(key, j)
+}
+
+func (e *Engine) writeMetaState(mb []byte, st state) error {
+	b := e.store.NewBatch()
+	defer b.Close()
+	if err := errors.Join(b.Set(keyMeta, mb), setJSON(b, keyState, &st)); err != nil {
+		return err
+	}
+	if err := b.Commit(); err != nil {
+		return fmt.Errorf("query: write meta: %w", err)
+	}
+	return nil
+}
+
+func (e *Engine) readState() (state, error) {
+	var st state
+	b, err := e.store.Get(keyState)
+	if err != nil {
+		return st, fmt.Errorf("%w: read state: %w", ErrCorrupt, err)
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return st, fmt.Errorf("%w: state: %w", ErrCorrupt, err)
+	}
+	return st, nil
+}
+
+// wipe deletes every view key, in bounded batches.
+func (e *Engine) wipe() error {
+	lo, hi := []byte{prefixViews}, []byte{prefixViews + 1}
+	for {
+		it, err := e.store.NewIter(lo, hi)
+		if err != nil {
+			return fmt.Errorf("query: wipe views: %w", err)
+		}
+		b := e.store.NewBatch()
+		n := 0
+		for ok := it.First(); ok && n < 4096; ok = it.Next() {
+			if err := b.Delete(append([]byte(nil), it.Key()...)); err != nil {
+				it.Close()
+				b.Close()
+				return err
+			}
+			n++
+		}
+		err = errors.Join(it.Err(), it.Close())
+		if err == nil && n > 0 {
+			err = b.Commit()
+		}
+		b.Close()
+		if err != nil {
+			return fmt.Errorf("query: wipe views: %w", err)
+		}
+		if n == 0 {
+			return nil
+		}
+	}
+}
+
+// Close releases the engine (and the store if the engine opened it). A
+// second call returns the result of the first. Close waits for a running
+// writer to finish; cancel its context first to stop it early.
+func (e *Engine) Close() error {
+	e.once.Do(func() {
+		e.wmu.Lock()
+		defer e.wmu.Unlock()
+		e.closed.Store(true)
+		if e.ownStore {
+			e.closeE = e.store.Close()
+		}
+	})
+	return e.closeE
+}
+
+func (e *Engine) check() error {
+	if e.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Graph returns the graph the engine serves. Update the graph through the
+// engine (Update), never directly, or the views will not know.
+func (e *Engine) Graph() *index.Graph { return e.g }
+
+// Store returns the engine's store.
+func (e *Engine) Store() storage.Store { return e.store }
+
+// ModelInfo returns the description of the engine's models.
+func (e *Engine) ModelInfo() ModelInfo { return e.info }
+
+// scorer takes a scorer from the pool or makes one.
+func (e *Engine) scorer() (Scorer, error) {
+	select {
+	case s := <-e.scorers:
+		return s, nil
+	default:
+		return e.model.NewScorer()
+	}
+}
+
+func (e *Engine) putScorer(s Scorer) {
+	select {
+	case e.scorers <- s:
+	default:
+	}
+}
+
+// rootSet returns the roots of the subgraph set in the graph of v: the
+// train, validation and test nodes, plus every labelled node with a known
+// sensitive value (so labelled nodes added later become roots; on a graph
+// loaded with the DIG split the two agree).
+func rootSet(v *index.View) (*roaring.Bitmap, error) {
+	var parts []*roaring.Bitmap
+	for _, s := range index.Splits {
+		bm, err := v.SplitSet(s)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, bm)
+	}
+	lab, err := v.Labelled()
+	if err != nil {
+		return nil, err
+	}
+	g0, err := v.Group(0)
+	if err != nil {
+		return nil, err
+	}
+	g1, err := v.Group(1)
+	if err != nil {
+		return nil, err
+	}
+	lab.And(roaring.Or(g0, g1))
+	return roaring.FastOr(append(parts, lab)...), nil
+}

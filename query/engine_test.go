@@ -1,0 +1,419 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/fasd-db/fasd/index"
+	"github.com/fasd-db/fasd/storage"
+)
+
+func openEngine(t testing.TB, s storage.Store, m Model) *Engine {
+	t.Helper()
+	e, err := Open("", &Options{Store: s, Model: m, Workers: 2, ChunkRoots: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+func TestMaterializeMatchesOracle(t *testing.T) {
+	ctx := context.Background()
+	for _, baseline := range []bool{true, false} {
+		s, g := newTestGraph(t, 150, 4, 4, 1)
+		m := newTestModel(featureNames(4), 11, baseline)
+		e := openEngine(t, s, m)
+		rep, err := e.Materialize(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Complete || rep.Subgraphs == 0 || rep.Nodes == 0 {
+			t.Fatalf("report %+v", rep)
+		}
+		o := oracle(t, g, m)
+		if n := checkViews(t, e, o, "materialize"); n != 0 {
+			t.Fatalf("%d stale views after materialize", n)
+		}
+		// Every node in some subgraph is served from its view.
+		for u, c := range o.counts {
+			p, err := e.Predict(ctx, uint32(u))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c > 0 && (p.Source != SourceView || !o.matches(p)) {
+				t.Fatalf("node %d: %+v", u, p)
+			}
+			if c == 0 && (p.Source != SourceApprox || p.Subgraphs != 0) {
+				t.Fatalf("node %d in no subgraph: %+v", u, p)
+			}
+			if (p.Baseline != nil) != baseline {
+				t.Fatalf("baseline %v, want %v", p.Baseline, baseline)
+			}
+		}
+		// A second Materialize has nothing to do.
+		calls := m.calls.Load()
+		if rep, err := e.Materialize(ctx); err != nil || rep.Subgraphs != 0 {
+			t.Fatalf("second materialize: %+v %v", rep, err)
+		}
+		if m.calls.Load() != calls {
+			t.Fatal("second materialize ran the model")
+		}
+	}
+}
+
+func TestOpenChecks(t *testing.T) {
+	s, _ := newTestGraph(t, 20, 3, 3, 2)
+	if _, err := Open("", &Options{Store: s, Model: newTestModel(featureNames(4), 1, true)}); !errors.Is(err, ErrSchema) {
+		t.Fatalf("schema mismatch: %v", err)
+	}
+	if _, err := Open("", &Options{Store: s}); !errors.Is(err, ErrNoModel) {
+		t.Fatalf("no model: %v", err)
+	}
+	if _, err := Open("", &Options{Store: s, Workers: -1}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("bad options: %v", err)
+	}
+	bad := newTestModel(featureNames(3), 1, true)
+	bad.info.Sample.Depth = 0
+	if _, err := Open("", &Options{Store: s, Model: bad}); err == nil {
+		t.Fatal("invalid sampler options accepted")
+	}
+	e, err := Open("", &Options{Store: s, Model: newTestModel(featureNames(3), 1, true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatalf("second close: %v", err)
+	}
+	if _, err := e.Predict(context.Background(), 0); !errors.Is(err, ErrClosed) {
+		t.Fatalf("predict after close: %v", err)
+	}
+	// A store without a graph.
+	if _, err := Open("", &Options{Store: openMem(t), Model: bad}); !errors.Is(err, index.ErrNoGraph) {
+		t.Fatalf("no graph: %v", err)
+	}
+}
+
+// Views of other models are dropped on Open; views survive a reopen with
+// the same models; a graph changed behind the engine's back dirties all.
+func TestReopen(t *testing.T) {
+	ctx := context.Background()
+	s, g := newTestGraph(t, 80, 3, 4, 3)
+	m := newTestModel(featureNames(3), 5, true)
+	e := openEngine(t, s, m)
+	if _, err := e.Materialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	e = openEngine(t, s, m)
+	if st, _ := e.Status(); !st.Complete || st.DirtyRoots != 0 {
+		t.Fatalf("reopen: %+v", st)
+	}
+	e.Close()
+	// Change the graph directly.
+	if _, err := g.AddEdges(ctx, [][2]uint32{{0, 1}, {2, 3}}); err != nil {
+		t.Fatal(err)
+	}
+	e = openEngine(t, s, m)
+	st, _ := e.Status()
+	if st.DirtyRoots != st.Roots || st.StaleNodes != 80 {
+		t.Fatalf("after external change: %+v", st)
+	}
+	if _, err := e.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkViews(t, e, oracle(t, g, m), "after external change")
+	e.Close()
+	m2 := newTestModel(featureNames(3), 6, true)
+	e = openEngine(t, s, m2)
+	if st, _ := e.Status(); st.Complete || st.Roots != 0 {
+		t.Fatalf("other model: %+v", st)
+	}
+	n := 0
+	for range e.All(ctx) {
+		n++
+	}
+	if n != 0 {
+		t.Fatalf("%d views of the old model survived", n)
+	}
+}
+
+// applyRandomUpdate applies one random update batch through the engine.
+func applyRandomUpdate(t *testing.T, e *Engine, rng *rand.Rand, nextExt *int64) *UpdateReport {
+	t.Helper()
+	d := 4
+	rep, err := e.Update(context.Background(), func(tx *index.Tx) error {
+		n := uint32(tx.NumNodes())
+		for range 1 + rng.IntN(3) {
+			u := uint32(rng.IntN(int(n)))
+			switch rng.IntN(8) {
+			case 0, 1:
+				w := uint32(rng.IntN(int(n)))
+				if w != u {
+					if _, err := tx.AddEdge(u, w); err != nil {
+						return err
+					}
+				}
+			case 2, 3:
+				// Remove an existing edge of u, if any.
+				for w := range n {
+					if ok, _ := tx.HasEdge(u, w); ok {
+						if _, err := tx.RemoveEdge(u, w); err != nil {
+							return err
+						}
+						break
+					}
+				}
+			case 4:
+				id, err := tx.AddNode(randomNode(rng, *nextExt, d))
+				if err != nil {
+					return err
+				}
+				*nextExt++
+				for range rng.IntN(3) {
+					if _, err := tx.AddEdge(id, uint32(rng.IntN(int(n)))); err != nil {
+						return err
+					}
+				}
+			case 5:
+				f := make([]float32, d)
+				for i := range f {
+					f[i] = float32(rng.NormFloat64())
+				}
+				if err := tx.SetFeatures(u, f); err != nil {
+					return err
+				}
+			case 6:
+				if err := tx.SetSensitive(u, int8(rng.IntN(3))-1); err != nil {
+					return err
+				}
+			case 7:
+				if err := tx.SetLabel(u, int8(rng.IntN(3))-1); err != nil {
+					return err
+				}
+				if rng.IntN(2) == 0 {
+					if err := tx.SetSplit(u, index.Split(rng.IntN(4))); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestPropertyIncrementalEqualsRebuild is the key property: after random
+// update sequences with refreshes (and cold queries, which refresh part of
+// the dirty set) in between, the views equal a from-scratch
+// materialization of the final graph bit for bit, and at every step every
+// view not marked stale equals an in-memory oracle of the current graph.
+func TestPropertyIncrementalEqualsRebuild(t *testing.T) {
+	ctx := context.Background()
+	steps := 25
+	if testing.Short() {
+		steps = 10
+	}
+	for seed := range uint64(4) {
+		s, g := newTestGraph(t, 120, 4, 4, 100+seed)
+		m := newTestModel(featureNames(4), 20+seed, seed%2 == 0)
+		e := openEngine(t, s, m)
+		// Odd seeds start unmaterialized: cold queries first, Materialize
+		// half-way.
+		if seed%2 == 0 {
+			if _, err := e.Materialize(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rng := rand.New(rand.NewPCG(seed, 99))
+		ext := int64(1 << 20)
+		for step := range steps {
+			applyRandomUpdate(t, e, rng, &ext)
+			o := oracle(t, g, m)
+			checkViews(t, e, o, "after update")
+			if rng.IntN(3) == 0 {
+				// A cold query is exact.
+				v, _ := g.View()
+				u := uint32(rng.IntN(v.NumNodes()))
+				v.Close()
+				p, err := e.Predict(ctx, u)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p.Source != SourceApprox && !o.matches(p) {
+					t.Fatalf("seed %d step %d: cold predict of %d: %+v, oracle %v×%d", seed, step, u, p, o.fair[2*u:2*u+2], o.counts[u])
+				}
+				if p.Source == SourceApprox && o.counts[u] != 0 {
+					t.Fatalf("approx for node %d in %d subgraphs", u, o.counts[u])
+				}
+				checkViews(t, e, o, "after cold query")
+			}
+			if seed%2 == 1 && step == steps/2 {
+				if _, err := e.Materialize(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if n := checkViews(t, e, o, "after materialize"); n != 0 {
+					t.Fatalf("%d stale views after materialize", n)
+				}
+			}
+			if rng.IntN(3) == 0 {
+				if _, err := e.Refresh(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if n := checkViews(t, e, o, "after refresh"); n != 0 && e.complete.Load() {
+					t.Fatalf("%d stale views after refresh", n)
+				}
+			}
+		}
+		if _, err := e.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		checkViews(t, e, oracle(t, g, m), "final")
+		fresh := openEngine(t, copyGraph(t, s), m)
+		if _, err := fresh.Materialize(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got, want := dumpViews(t, s), dumpViews(t, fresh.store)
+		if got != want {
+			t.Fatalf("seed %d: incremental views differ from a rebuild:\n%s", seed, firstDiff(got, want))
+		}
+	}
+}
+
+func firstDiff(a, b string) string {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] != b[i] {
+			lo := max(0, i-200)
+			return "incremental: …" + a[lo:min(len(a), i+200)] + "\nrebuild: …" + b[lo:min(len(b), i+200)]
+		}
+	}
+	return "one is a prefix of the other"
+}
+
+// TestIncrementalConcurrentReads runs readers during a refresh: each sees,
+// per node, the view before the refresh or the one after, never a mix.
+func TestIncrementalConcurrentReads(t *testing.T) {
+	ctx := context.Background()
+	s, g := newTestGraph(t, 150, 4, 4, 7)
+	m := newTestModel(featureNames(4), 3, true)
+	e := openEngine(t, s, m)
+	if _, err := e.Materialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := oracle(t, g, m)
+	rng := rand.New(rand.NewPCG(1, 2))
+	ext := int64(1 << 20)
+	for range 4 {
+		applyRandomUpdate(t, e, rng, &ext)
+	}
+	after := oracle(t, g, m)
+	nodes := make([]uint32, len(before.counts))
+	for i := range nodes {
+		nodes[i] = uint32(i)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	errc := make(chan error, 8)
+	for r := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ps, err := e.PredictMany(ctx, nodes, false)
+				if err != nil {
+					errc <- err
+					return
+				}
+				for _, p := range ps {
+					if p.Subgraphs == 0 {
+						continue
+					}
+					if !before.matches(p) && !after.matches(p) {
+						errc <- errors.New("a view matches neither the old nor the new state")
+						return
+					}
+				}
+				if r == 0 && i%5 == 0 {
+					// A single Predict may take the cold path.
+					u := nodes[i%len(nodes)]
+					p, err := e.Predict(ctx, u)
+					if err != nil {
+						errc <- err
+						return
+					}
+					if p.Source != SourceApprox && !after.matches(p) && !(p.Source == SourceView && before.matches(p)) {
+						errc <- errors.New("Predict returned a mixed state")
+						return
+					}
+				}
+			}
+		}()
+	}
+	if _, err := e.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Fatal(err)
+	}
+	checkViews(t, e, after, "after concurrent refresh")
+}
+
+// TestMaterializeResumes interrupts Materialize and resumes it.
+func TestMaterializeResumes(t *testing.T) {
+	s, g := newTestGraph(t, 150, 4, 4, 9)
+	m := newTestModel(featureNames(4), 4, true)
+	e := openEngine(t, s, m)
+	ctx, cancel := context.WithCancel(context.Background())
+	e.opts.Progress = func(stage string, done, total int) {
+		if stage == "subgraphs" && done > total/2 {
+			cancel()
+		}
+	}
+	if _, err := e.Materialize(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted materialize: %v", err)
+	}
+	e.opts.Progress = nil
+	st, _ := e.Status()
+	if st.Complete || st.Roots == 0 {
+		t.Fatalf("after interruption: %+v", st)
+	}
+	calls := m.calls.Load()
+	e.Close()
+	e = openEngine(t, s, m)
+	rep, err := e.Materialize(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := m.calls.Load() - calls
+	o := oracle(t, g, m)
+	if int(got) != rep.Subgraphs || rep.Subgraphs >= len(o.sets) {
+		t.Fatalf("resume recomputed %d subgraphs (report %d) of %d", got, rep.Subgraphs, len(o.sets))
+	}
+	if n := checkViews(t, e, o, "resumed"); n != 0 {
+		t.Fatal("stale views")
+	}
+	fresh := openEngine(t, copyGraph(t, s), m)
+	if _, err := fresh.Materialize(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := dumpViews(t, s), dumpViews(t, fresh.store); got != want {
+		t.Fatalf("resumed views differ from a rebuild:\n%s", firstDiff(got, want))
+	}
+}

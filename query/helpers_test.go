@@ -1,0 +1,388 @@
+package query
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+
+	"github.com/fasd-db/fasd/fasd"
+	"github.com/fasd-db/fasd/index"
+	"github.com/fasd-db/fasd/storage"
+)
+
+// testModel is a deterministic stand-in for the trained models: "debiasing"
+// adds rng-driven Gaussian noise to the features and shifts them by the
+// sensitive value, and the classifier is a fixed logistic model on
+// neighbour-averaged feature scores. Every input it reads (features,
+// sensitive values, adjacency, the random stream) changes its output, so
+// determinism and dirty-marking bugs show up as differences.
+type testModel struct {
+	info  ModelInfo
+	w     []float64
+	calls atomic.Int64
+}
+
+func newTestModel(names []string, seed uint64, baseline bool) *testModel {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	w := make([]float64, len(names))
+	for i := range w {
+		w[i] = rng.NormFloat64()
+	}
+	return &testModel{
+		info: ModelInfo{
+			Version: fmt.Sprintf("test-%d", seed), Seed: seed,
+			Sample:      fasd.SampleOptions{Mode: fasd.SamplerAlg3, Depth: 2, Fanout: 3},
+			FeatureHash: featureHash(names), Baseline: baseline,
+		},
+		w: w,
+	}
+}
+
+func (m *testModel) Info() ModelInfo { return m.info }
+
+func (m *testModel) NewScorer() (Scorer, error) { return &testScorer{m: m}, nil }
+
+type testScorer struct {
+	m *testModel
+	x []float32
+}
+
+func (s *testScorer) Contribute(ctx context.Context, sg *fasd.Subgraph, rng *rand.Rand, dst *Contribution) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.m.calls.Add(1)
+	n, d := sg.N(), sg.D
+	s.x = append(s.x[:0], sg.X...)
+	for i := range s.x {
+		s.x[i] += float32(0.3 * rng.NormFloat64())
+	}
+	for i := range n {
+		if sg.S[i] == 1 {
+			for k := range d {
+				s.x[i*d+k] -= 0.2
+			}
+		}
+	}
+	dst.Fair = s.probs(s.x, sg.A, n, d, dst.Fair)
+	if s.m.info.Baseline {
+		dst.Base = s.probs(sg.X, sg.A, n, d, dst.Base)
+	} else {
+		dst.Base = nil
+	}
+	return nil
+}
+
+func (s *testScorer) probs(x, a []float32, n, d int, dst []float32) []float32 {
+	dst = dst[:0]
+	score := make([]float64, n)
+	for i := range n {
+		for k := range d {
+			score[i] += s.m.w[k] * float64(x[i*d+k])
+		}
+	}
+	for i := range n {
+		num, den := score[i], 1.0
+		for j := range n {
+			num += float64(a[i*n+j]) * score[j]
+			den += float64(a[i*n+j])
+		}
+		p1 := 1 / (1 + math.Exp(-(num/den + 0.1)))
+		dst = append(dst, float32(1-p1), float32(p1))
+	}
+	return dst
+}
+
+func openMem(t testing.TB) storage.Store {
+	t.Helper()
+	s, err := storage.Open("", &storage.Options{InMemory: true, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func featureNames(d int) []string {
+	names := make([]string, d)
+	for i := range names {
+		names[i] = fmt.Sprintf("f%d", i)
+	}
+	return names
+}
+
+// randomNode draws the attributes of a node.
+func randomNode(rng *rand.Rand, ext int64, d int) index.Node {
+	n := index.Node{ExternalID: ext, Sensitive: int8(rng.IntN(2)), Label: index.Unlabelled, Features: make([]float32, d)}
+	if rng.IntN(20) == 0 {
+		n.Sensitive = index.Unknown
+	}
+	if rng.IntN(10) < 6 {
+		n.Label = int8(rng.IntN(2))
+		if n.Sensitive >= 0 || rng.IntN(2) == 0 {
+			n.Split = index.Splits[rng.IntN(3)]
+		}
+	}
+	for i := range n.Features {
+		n.Features[i] = float32(rng.NormFloat64())
+	}
+	return n
+}
+
+// newTestGraph builds a random graph of n nodes with about deg·n/2 edges in
+// an in-memory store.
+func newTestGraph(t testing.TB, n, d int, deg float64, seed uint64) (storage.Store, *index.Graph) {
+	t.Helper()
+	s := openMem(t)
+	g, err := index.Create(s, index.Schema{Features: featureNames(d)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, 1))
+	_, err = g.Update(context.Background(), func(tx *index.Tx) error {
+		for i := range n {
+			if _, err := tx.AddNode(randomNode(rng, int64(1000+i), d)); err != nil {
+				return err
+			}
+		}
+		for range int(deg * float64(n) / 2) {
+			u, v := uint32(rng.IntN(n)), uint32(rng.IntN(n))
+			if u == v {
+				continue
+			}
+			if _, err := tx.AddEdge(u, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, g
+}
+
+// oracleResult is the from-scratch computation of every view in memory,
+// independent of the engine: a CSR copy of the graph, fasd's sampler,
+// the model and fasd.AveragePredictions.
+type oracleResult struct {
+	counts []int32
+	fair   []float64 // n×2
+	base   []float64
+	sets   map[uint32]fasd.SubgraphProbs
+}
+
+func oracle(t testing.TB, g *index.Graph, m Model) *oracleResult {
+	t.Helper()
+	v, err := g.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	n, d := v.NumNodes(), v.NumFeatures()
+	var edges [][2]uint32
+	arr := &fasd.ArrayNodes{D: d, X: make([]float32, 0, n*d), S: make([]int8, n), Y: make([]int8, n), Split: make([]fasd.Split, n)}
+	var roots []uint32
+	for u := range uint32(n) {
+		nb, err := v.Neighbors(u, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range nb {
+			if u < w {
+				edges = append(edges, [2]uint32{u, w})
+			}
+		}
+		node, err := v.Node(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		arr.X = append(arr.X, node.Features...)
+		arr.S[u], arr.Y[u], arr.Split[u] = node.Sensitive, node.Label, fasd.Split(node.Split)
+		if node.Split != index.SplitNone || (node.Label >= 0 && node.Sensitive >= 0) {
+			roots = append(roots, u)
+		}
+	}
+	csr, err := fasd.NewCSRGraph(n, edges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := m.Info()
+	smp, err := fasd.NewSampler(info.Sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := m.NewScorer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &oracleResult{counts: make([]int32, n), fair: make([]float64, 2*n), base: make([]float64, 2*n), sets: map[uint32]fasd.SubgraphProbs{}}
+	var fairSets, baseSets []fasd.SubgraphProbs
+	// Reverse order: the result must not depend on the order of roots.
+	for i := len(roots) - 1; i >= 0; i-- {
+		r := roots[i]
+		var sample fasd.Sample
+		if err := smp.Sample(csr, r, fasd.NewRand(fasd.RootSeed(info.Seed, fasd.PurposeSample, r)), &sample); err != nil {
+			t.Fatal(err)
+		}
+		var sg fasd.Subgraph
+		if err := fasd.BuildSubgraph(&sample, d, arr, &sg); err != nil {
+			t.Fatal(err)
+		}
+		var c Contribution
+		if err := sc.Contribute(context.Background(), &sg, fasd.NewRand(fasd.RootSeed(info.Seed, fasd.PurposeDebias, r)), &c); err != nil {
+			t.Fatal(err)
+		}
+		sp := fasd.SubgraphProbs{Root: r, Nodes: append([]uint32(nil), sample.Nodes...), P: append([]float32(nil), c.Fair...)}
+		fairSets = append(fairSets, sp)
+		res.sets[r] = sp
+		if c.Base != nil {
+			baseSets = append(baseSets, fasd.SubgraphProbs{Root: r, Nodes: sp.Nodes, P: append([]float32(nil), c.Base...)})
+		}
+	}
+	if err := fasd.AveragePredictions(fairSets, n, 2, res.fair, res.counts); err != nil {
+		t.Fatal(err)
+	}
+	if info.Baseline {
+		counts := make([]int32, n)
+		if err := fasd.AveragePredictions(baseSets, n, 2, res.base, counts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return res
+}
+
+// matches reports whether a prediction read from a view equals the oracle
+// bit for bit (probabilities, baseline and count).
+func (o *oracleResult) matches(p Prediction) bool {
+	u := p.Node
+	if int(u) >= len(o.counts) || int(o.counts[u]) != p.Subgraphs || o.counts[u] == 0 {
+		return false
+	}
+	for c := range 2 {
+		if math.Float64bits(p.Probs[c]) != math.Float64bits(o.fair[2*int(u)+c]) {
+			return false
+		}
+		if p.Baseline != nil && math.Float64bits(p.Baseline[c]) != math.Float64bits(o.base[2*int(u)+c]) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkViews checks every stored node view against the oracle: a view that
+// is not marked stale must be exact, and with complete views every node in
+// some subgraph must have one. It returns the number of stale views.
+func checkViews(t *testing.T, e *Engine, o *oracleResult, step string) int {
+	t.Helper()
+	seen := make(map[uint32]bool)
+	stale := 0
+	for p, err := range e.All(context.Background()) {
+		if err != nil {
+			t.Fatalf("%s: All: %v", step, err)
+		}
+		seen[p.Node] = true
+		if p.Stale {
+			stale++
+			continue
+		}
+		if !o.matches(p) {
+			debugDiff(t, e, o, p.Node)
+			t.Fatalf("%s: node %d: view %v×%d, oracle %v×%d", step, p.Node, p.Probs, p.Subgraphs,
+				o.fair[2*p.Node:2*p.Node+2], o.counts[p.Node])
+		}
+	}
+	if e.complete.Load() {
+		staleSet := e.stale.Load()
+		for u, c := range o.counts {
+			if c > 0 && !seen[uint32(u)] && !staleSet.Contains(uint32(u)) {
+				t.Fatalf("%s: node %d is in %d subgraphs but has no view", step, u, c)
+			}
+		}
+	}
+	return stale
+}
+
+// copyGraph copies the graph's keys (not the views) of src into a new
+// in-memory store.
+func copyGraph(t testing.TB, src storage.Store) storage.Store {
+	t.Helper()
+	dst := openMem(t)
+	it, err := src.NewIter([]byte{0x01}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	b := dst.NewBatch()
+	defer b.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		if it.Key()[0] == prefixViews {
+			continue
+		}
+		v, err := it.Value()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Set(it.Key(), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// dumpViews renders the view keys of s, with the graph-version fields of
+// root records and node views (the version at which each was computed,
+// which legitimately differs between an incremental history and a
+// rebuild) zeroed.
+func dumpViews(t testing.TB, s storage.Store) string {
+	t.Helper()
+	it, err := s.NewIter([]byte{prefixViews}, []byte{prefixViews + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	var out bytes.Buffer
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		v, err := it.Value()
+		if err != nil {
+			t.Fatal(err)
+		}
+		v = append([]byte(nil), v...)
+		if len(k) == 6 && (k[1] == famRoot || k[1] == famNode) {
+			clear(v[6:14])
+		}
+		if len(k) == 2 && k[1] == famState {
+			continue // the state records versions of the history
+		}
+		fmt.Fprintf(&out, "%x=%x\n", k, v)
+	}
+	return out.String()
+}
+
+// debugDiff logs why a view differs from the oracle.
+func debugDiff(t *testing.T, e *Engine, o *oracleResult, u uint32) {
+	cb, _ := getBitmap(e.store, containKey(u))
+	dirty, _ := getBitmap(e.store, keyDirty)
+	stored, _ := getBitmap(e.store, keyRoots)
+	var want []uint32
+	for r, sp := range o.sets {
+		for _, m := range sp.Nodes {
+			if m == u {
+				want = append(want, r)
+			}
+		}
+	}
+	t.Logf("node %d: stored contain %v, oracle roots %v, dirty %v, complete %v stale %v", u, cb.ToArray(), want, dirty.ToArray(), e.complete.Load(), e.stale.Load().Contains(u))
+	for _, r := range want {
+		rec, _ := getRootRecord(e.store, r)
+		t.Logf("root %d stored=%v rec=%+v oracle=%v", r, stored.Contains(r), rec, o.sets[r].Nodes)
+	}
+}
