@@ -145,14 +145,15 @@ func LoadParams[T tensor.Float](r io.Reader, params []*Param[T]) error {
 			}
 		}
 		v := make([]T, s.Len())
+		raw := make([]byte, len(v)*int(dtype))
+		if err := rd.full(raw); err != nil {
+			return fmt.Errorf("nn: load params: %q: %w", p.Name, err)
+		}
 		for j := range v {
-			if err := rd.full(buf[:dtype]); err != nil {
-				return fmt.Errorf("nn: load params: %q: %w", p.Name, err)
-			}
 			if dtype == 4 {
-				v[j] = T(math.Float32frombits(le.Uint32(buf[:4])))
+				v[j] = T(math.Float32frombits(le.Uint32(raw[4*j:])))
 			} else {
-				v[j] = T(math.Float64frombits(le.Uint64(buf[:8])))
+				v[j] = T(math.Float64frombits(le.Uint64(raw[8*j:])))
 			}
 		}
 		vals[i] = v

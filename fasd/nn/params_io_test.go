@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/fasd-db/fasd/fasd/tensor"
 )
 
 func scoreXFor(t testing.TB, seed uint64) *ScoreX[float32] {
@@ -82,8 +84,19 @@ func FuzzLoadParams(f *testing.F) {
 	}
 	f.Add(buf.Bytes())
 	f.Add([]byte("FASDPRM\x00\x01\x00\x00\x00\x04"))
+	small := func() []*Param[float32] {
+		return []*Param[float32]{
+			{Name: "w", Value: tensor.New[float32](2, 3), Grad: make([]float32, 6)},
+			{Name: "b", Value: tensor.New[float32](3), Grad: make([]float32, 3)},
+		}
+	}
+	buf.Reset()
+	if err := SaveParams(&buf, small()); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
-		target := scoreXFor(t, 2)
+		target := &ScoreX[float32]{params: small()}
 		if err := LoadParams(bytes.NewReader(data), target.Params()); err != nil {
 			return
 		}

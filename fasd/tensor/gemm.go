@@ -30,8 +30,11 @@ func Gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b 
 	if transB {
 		tB = blas.Trans
 	}
+	// Wide outputs go in 64×192 tiles, narrow ones in 192×64: measured on the
+	// network shapes (e.g. 1344×382×191: 14.9 vs 9.9 GFLOP/s; 1344×32×95:
+	// 8.5 vs 7.4), since gonum's kernels stream a full C row per axpy.
 	tr, tc := tileRows, tileCols
-	if n > m {
+	if n > 2*tileCols {
 		tr, tc = tileCols, tileRows
 	}
 	for i := 0; i < m; i += tr {
