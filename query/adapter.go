@@ -10,7 +10,11 @@ import (
 func featureHash(names []string) string { return pipeline.FeatureHash(names) }
 
 // LoadStoredModel loads the latest trained models persisted in the store by
-// fasd train, or fails with ErrNoModel.
+// fasd train (LoadLatestModel), or fails with ErrNoModel.
 func LoadStoredModel(s storage.Reader) (Model, error) {
-	return nil, ErrNoModel
+	m, err := LoadLatestModel(s)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
 }

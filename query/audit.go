@@ -1,0 +1,145 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/fasd-db/fasd/index"
+)
+
+// GroupAudit are the metrics of the evaluated nodes of one sensitive group.
+type GroupAudit struct {
+	N       int     `json:"n"`
+	Acc     float64 `json:"acc"`
+	PosRate float64 `json:"pos_rate"` // mean ŷ
+	TPR     float64 `json:"tpr"`      // mean ŷ over y = 1
+}
+
+// Metrics are Acc, ΔDP and ΔEO (fractions; NaN when a group is empty) of one
+// set of predictions.
+type Metrics struct {
+	Acc    float64       `json:"acc"`
+	DP     float64       `json:"delta_dp"`
+	EO     float64       `json:"delta_eo"`
+	Groups [2]GroupAudit `json:"groups"`
+}
+
+// AuditReport is the fairness audit of the current views.
+type AuditReport struct {
+	// Set names the evaluated nodes: "test" (the paper's protocol) or
+	// "labelled".
+	Set string `json:"set"`
+	// Nodes is the number evaluated: in the set, labelled, with a known
+	// sensitive value and a view. Missing counts those of the set without
+	// a view; Stale the evaluated ones whose view is stale.
+	Nodes   int `json:"nodes"`
+	Missing int `json:"missing"`
+	Stale   int `json:"stale"`
+	// Fair are the metrics of the FASD views; Baseline those of the
+	// w/o-Diffusion predictions averaged over the same subgraphs, when the
+	// models have a baseline.
+	Fair         Metrics  `json:"fair"`
+	Baseline     *Metrics `json:"baseline,omitempty"`
+	GraphVersion uint64   `json:"graph_version"`
+	Model        string   `json:"model"`
+}
+
+// Audit computes the fairness metrics of the current views over the test
+// nodes (set "test") or every labelled node (set "labelled") with bitmaps:
+// one scan of the node views builds the predicted-positive sets, and every
+// count is an intersection with the group, label and set bitmaps of the
+// graph. Views are read through one snapshot; nothing is computed.
+func (e *Engine) Audit(ctx context.Context, set string) (*AuditReport, error) {
+	if err := e.check(); err != nil {
+		return nil, err
+	}
+	v, err := e.g.View()
+	if err != nil {
+		return nil, err
+	}
+	defer v.Close()
+	var target *roaring.Bitmap
+	switch set {
+	case "", "test":
+		set = "test"
+		target, err = v.SplitSet(index.SplitTest)
+	case "labelled":
+		target, err = v.Labelled()
+	default:
+		return nil, fmt.Errorf("%w: audit set %q (want test or labelled)", ErrInvalid, set)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var grp, lab [2]*roaring.Bitmap
+	for i := range 2 {
+		if grp[i], err = v.Group(int8(i)); err != nil {
+			return nil, err
+		}
+		if lab[i], err = v.LabelSet(int8(i)); err != nil {
+			return nil, err
+		}
+	}
+	have, posFair, posBase := roaring.New(), roaring.New(), roaring.New()
+	hasBase := e.info.Baseline
+	staleSet := e.stale.Load()
+	for p, err := range e.All(ctx) {
+		if err != nil {
+			return nil, err
+		}
+		have.Add(p.Node)
+		if p.Class == 1 {
+			posFair.Add(p.Node)
+		}
+		if p.Baseline == nil {
+			hasBase = false
+		} else if p.Baseline[1] > 0.5 {
+			posBase.Add(p.Node)
+		}
+	}
+	eval := roaring.And(target, roaring.Or(grp[0], grp[1]))
+	eval.And(roaring.Or(lab[0], lab[1]))
+	rep := &AuditReport{
+		Set: set, Missing: int(roaring.AndNot(eval, have).GetCardinality()),
+		GraphVersion: v.Version(), Model: e.info.Version,
+	}
+	eval.And(have)
+	rep.Nodes = int(eval.GetCardinality())
+	rep.Stale = int(eval.AndCardinality(staleSet))
+	rep.Fair = metricsOf(eval, posFair, grp, lab)
+	if hasBase {
+		m := metricsOf(eval, posBase, grp, lab)
+		rep.Baseline = &m
+	}
+	return rep, nil
+}
+
+// metricsOf computes the metrics of the nodes in eval with predicted
+// positives pos.
+func metricsOf(eval, pos *roaring.Bitmap, grp, lab [2]*roaring.Bitmap) Metrics {
+	ratio := func(a, b uint64) float64 {
+		if b == 0 {
+			return math.NaN()
+		}
+		return float64(a) / float64(b)
+	}
+	// correct = (pos ∩ y1) ∪ (y0 \ pos), within eval.
+	correct := roaring.Or(roaring.And(pos, lab[1]), roaring.AndNot(lab[0], pos))
+	correct.And(eval)
+	m := Metrics{Acc: ratio(correct.GetCardinality(), eval.GetCardinality())}
+	for s := range 2 {
+		in := roaring.And(eval, grp[s])
+		pos1 := roaring.And(in, lab[1])
+		m.Groups[s] = GroupAudit{
+			N:       int(in.GetCardinality()),
+			Acc:     ratio(correct.AndCardinality(in), in.GetCardinality()),
+			PosRate: ratio(pos.AndCardinality(in), in.GetCardinality()),
+			TPR:     ratio(pos.AndCardinality(pos1), pos1.GetCardinality()),
+		}
+	}
+	m.DP = math.Abs(m.Groups[0].PosRate - m.Groups[1].PosRate)
+	m.EO = math.Abs(m.Groups[0].TPR - m.Groups[1].TPR)
+	return m
+}
