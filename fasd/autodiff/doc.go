@@ -23,6 +23,11 @@
 //	tp.Backward(loss)
 //	tp.AccumulateGrads() // Param.Grad += ∂loss/∂param
 //
+// Modes: [Tape.SetNoGrad] (eval: nothing needs a gradient, no gradient
+// memory) and [Tape.FreezeParams] (parameters need none, inputs still do: the
+// mode for ∇_X/∇_A of a frozen network). [Tape.Flops] counts the
+// floating-point operations of the matrix products a tape has issued.
+//
 // # Invariants
 //
 //   - Memory: every value and gradient buffer comes from the tape's arena and
