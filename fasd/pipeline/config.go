@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/fasd-db/fasd/fasd"
 )
 
 // ErrConfig marks an invalid configuration.
@@ -109,6 +110,18 @@ type ClassifierConfig struct {
 	Batch       int     `toml:"batch"`
 	Dropout     float64 `toml:"dropout"`
 	Hidden      int     `toml:"hidden"`
+}
+
+// SampleOptions returns the subgraph sampler options of the config (§2).
+func (c *Config) SampleOptions() fasd.SampleOptions {
+	o := fasd.SampleOptions{Depth: c.Sample.Depth, Fanout: c.Sample.Fanout, MaxNodes: c.Sample.MaxNodes}
+	if c.Sample.Mode == "hop" {
+		o.Mode = fasd.SamplerHop
+	}
+	if c.Sample.Edges == "induced" {
+		o.Edges = fasd.EdgesInduced
+	}
+	return o
 }
 
 // Presets lists the preset names Preset accepts.

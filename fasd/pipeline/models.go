@@ -45,6 +45,10 @@ type Models struct {
 	ScoreX      *nn.ScoreX[float32]
 	ScoreA      *nn.ScoreA[float32]
 	F           *nn.GCNNet[float32]
+	// FBase is the w/o-Diffusion classifier (f trained on the clean
+	// subgraphs with the same seeds), or nil; query engines use it as the
+	// unfair reference prediction.
+	FBase *nn.GCNNet[float32]
 }
 
 // FeatureHash returns the schema hash of an ordered list of feature names:
@@ -76,7 +80,7 @@ func scoreXArch(cfg *Config, d int) nn.ScoreXConfig {
 }
 
 // newModels builds freshly initialised networks for the parts named.
-func newModels(cfg *Config, d int, gsen, score, f bool, rng *rand.Rand) (*Models, error) {
+func newModels(cfg *Config, d int, gsen, score, f, fbase bool, rng *rand.Rand) (*Models, error) {
 	m := &Models{Config: *cfg, D: d}
 	var err error
 	if gsen {
@@ -97,6 +101,11 @@ func newModels(cfg *Config, d int, gsen, score, f bool, rng *rand.Rand) (*Models
 			return nil, err
 		}
 	}
+	if fbase {
+		if m.FBase, err = nn.NewGCNNet[float32](classifierArch(cfg, d), rng); err != nil {
+			return nil, err
+		}
+	}
 	return m, nil
 }
 
@@ -106,7 +115,7 @@ type bundleHeader struct {
 	Config      string   `json:"config"` // TOML
 	D           int      `json:"d"`
 	FeatureHash string   `json:"feature_hash"`
-	Parts       []string `json:"parts"` // subset of gsen, score_x, score_a, f, in this order
+	Parts       []string `json:"parts"` // subset of gsen, score_x, score_a, f, f_base, in this order
 }
 
 // MarshalBinary encodes the bundle:
@@ -165,6 +174,9 @@ func (m *Models) parts() []modelPart {
 	if m.F != nil {
 		out = append(out, modelPart{"f", m.F.Params()})
 	}
+	if m.FBase != nil {
+		out = append(out, modelPart{"f_base", m.FBase.Params()})
+	}
 	return out
 }
 
@@ -203,7 +215,7 @@ func UnmarshalModels(b []byte) (*Models, error) {
 		has[p] = true
 	}
 	// Initialisation values are overwritten; any generator will do.
-	m, err := newModels(&cfg, hdr.D, has["gsen"], has["score_x"] && has["score_a"], has["f"], rand.New(rand.NewPCG(0, 0)))
+	m, err := newModels(&cfg, hdr.D, has["gsen"], has["score_x"] && has["score_a"], has["f"], has["f_base"], rand.New(rand.NewPCG(0, 0)))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrModels, err)
 	}
@@ -309,6 +321,9 @@ func debiasOptions(cfg *Config) (fasd.DebiasOptions, fasd.PostOptions, error) {
 	return o, post, nil
 }
 
+// CanDebias reports whether the models hold score networks.
+func (e *Engine) CanDebias() bool { return e.deb != nil }
+
 // Models returns the models the engine applies.
 func (e *Engine) Models() *Models { return e.m }
 
@@ -330,6 +345,22 @@ func (e *Engine) Debias(x, a []float32, n int, rng *rand.Rand, dstX, dstA []floa
 // Probs writes f's class probabilities (n×2, row-major, softmax of the
 // logits, eval mode) of one (debiased) subgraph into dst.
 func (e *Engine) Probs(x, a []float32, n int, dst []float32) error {
+	return e.probs(e.m.F, x, a, n, dst)
+}
+
+// BaseProbs is Probs with the w/o-Diffusion classifier FBase, meant for the
+// clean subgraph.
+func (e *Engine) BaseProbs(x, a []float32, n int, dst []float32) error {
+	if e.m.FBase == nil {
+		return fmt.Errorf("%w: no w/o-Diffusion classifier", ErrModels)
+	}
+	return e.probs(e.m.FBase, x, a, n, dst)
+}
+
+func (e *Engine) probs(f *nn.GCNNet[float32], x, a []float32, n int, dst []float32) error {
+	if f == nil {
+		return fmt.Errorf("%w: no classifier", ErrModels)
+	}
 	d := e.m.D
 	if len(x) != n*d || len(a) != n*n || len(dst) != 2*n {
 		return fmt.Errorf("%w: probs: n=%d d=%d |x|=%d |a|=%d |dst|=%d", fasd.ErrShape, n, d, len(x), len(a), len(dst))
@@ -338,7 +369,7 @@ func (e *Engine) Probs(x, a []float32, n int, dst []float32) error {
 	t.Reset()
 	t.SetNoGrad(true)
 	e.mask = ones(e.mask, n)
-	z := e.m.F.Forward(t, t.Input(tensor.FromSlice(x, 1, n, d), false), t.Input(tensor.FromSlice(a, 1, n, n), false), e.mask, nil)
+	z := f.Forward(t, t.Input(tensor.FromSlice(x, 1, n, d), false), t.Input(tensor.FromSlice(a, 1, n, n), false), e.mask, nil)
 	softmax2(z.Value.Data, dst)
 	return nil
 }

@@ -138,7 +138,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 
 		var lr0 *LossRatio
 		if opt.Diagnostics {
-			m0, err := newModels(&cfg, d, false, true, false, fasd.NewRand(sd.scoreInit))
+			m0, err := newModels(&cfg, d, false, true, false, false, fasd.NewRand(sd.scoreInit))
 			if err != nil {
 				return nil, err
 			}
@@ -199,9 +199,12 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 
 	if opt.wants(VariantNoDiffusion) {
 		rep.begin(StageNoDiffusion, cfg.Classifier.Epochs)
-		_, vr, err := trainClassifier(ctx, &cfg, orig, d, w, ev, VariantNoDiffusion, sd.fInit, sd.fTrain, rep)
+		fb, vr, err := trainClassifier(ctx, &cfg, orig, d, w, ev, VariantNoDiffusion, sd.fInit, sd.fTrain, rep)
 		if err != nil {
 			return nil, fmt.Errorf("w/o diffusion: %w", err)
+		}
+		if fasdModels != nil {
+			fasdModels.FBase = fb
 		}
 		rep.end()
 		res.Variants = append(res.Variants, vr)
@@ -303,4 +306,85 @@ func countEdges(a []float32, n int) int {
 		}
 	}
 	return c
+}
+
+// SweepPoint is one (N_steps, λ) setting of a sensitivity sweep.
+type SweepPoint struct {
+	Steps  int           `json:"steps"`
+	Lambda float64       `json:"lambda"`
+	Result VariantResult `json:"result"`
+	Edits  EditStats     `json:"edits"`
+}
+
+// Sweep runs the sensitivity analysis of the paper's Figures 2–3 on one
+// input: g_sen once, the score networks once per λ (λ_X = λ_A = λ), and
+// for every N_steps the debiasing and f, all with cfg's seed. It returns
+// the points in (λ, steps) order.
+func Sweep(ctx context.Context, cfg Config, in *Input, steps []int, lambdas []float64, cb Callbacks) ([]SweepPoint, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	sgs, _, val, test, err := in.validate()
+	if err != nil {
+		return nil, err
+	}
+	workers := cfg.Workers
+	if workers == 0 {
+		workers = 2
+	}
+	w := nn.NewWorkers[float32](workers)
+	defer w.Close()
+	rep := &reporter{cb: cb}
+	ev := &evalData{numNodes: in.NumNodes, labels: in.Labels, sens: in.Sens, val: val, test: test}
+	orig := originalView(sgs)
+	sd := deriveSeeds(cfg.Seed)
+	d := in.D
+	all := make([]int, len(sgs))
+	for i := range all {
+		all[i] = i
+	}
+	rep.begin(StageGSen, cfg.Sens.Epochs)
+	gsen, _, err := trainSensNet(ctx, &cfg, cfg.Sens, orig, all, d, w, sd.gsenInit, sd.gsenTrain, rep)
+	if err != nil {
+		return nil, err
+	}
+	rep.end()
+	grads, _, err := sensGrads(ctx, gsen, orig, d, workers, cfg.Sens.Scope == "train", rep)
+	if err != nil {
+		return nil, err
+	}
+	var out []SweepPoint
+	for _, lam := range lambdas {
+		c := cfg
+		c.Diffusion.LambdaX, c.Diffusion.LambdaA = lam, lam
+		rep.begin(StageScore, c.Score.Epochs)
+		sx, sa, _, err := trainScore(ctx, &c, orig, grads, d, w, sd.scoreInit, sd.scoreDraw, rep)
+		if err != nil {
+			return nil, fmt.Errorf("λ=%g: %w", lam, err)
+		}
+		rep.end()
+		for _, s := range steps {
+			cs := c
+			cs.Debias.Steps = s
+			if err := cs.Validate(); err != nil {
+				return nil, err
+			}
+			m := &Models{Config: cs, D: d, GSen: gsen, ScoreX: sx, ScoreA: sa}
+			rep.begin(StageDebias, len(sgs))
+			deb, err := debiasAll(ctx, m, orig, workers, rep)
+			if err != nil {
+				return nil, fmt.Errorf("λ=%g steps=%d: %w", lam, s, err)
+			}
+			rep.end()
+			rep.begin(StageClassifier, cs.Classifier.Epochs)
+			_, vr, err := trainClassifier(ctx, &cs, deb, d, w, ev, VariantFASD, sd.fInit, sd.fTrain, rep)
+			if err != nil {
+				return nil, fmt.Errorf("λ=%g steps=%d: %w", lam, s, err)
+			}
+			rep.end()
+			vr.ValCurve = nil
+			out = append(out, SweepPoint{Steps: s, Lambda: lam, Result: vr, Edits: editStats(orig, deb)})
+		}
+	}
+	return out, nil
 }
