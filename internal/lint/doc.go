@@ -6,5 +6,5 @@
 //     storage imports nothing of index, fasd or query);
 //   - library code never calls log.Fatal*, os.Exit or uses the global
 //     math/rand source (randomness is injected as *rand.Rand);
-//   - every package has a doc.go.
+//   - every package has a package comment (by convention in doc.go).
 package lint
