@@ -22,6 +22,24 @@
 //     same bytes as pass 1 (a hash over all rows) and fails with ErrChanged
 //     otherwise, so a file swapped between passes cannot slip through.
 //
+// AnalyzeSpill is pass 1 that also writes each parsed row, unscaled, to a
+// spill (a temporary file, say) in a compact binary form: one byte per small
+// integer value, 5 or 9 bytes per other value. Table.NewSpillReader is then
+// pass 2 from the spill: no second CSV parse, and the rows are by
+// construction those pass 1 checked, so ErrChanged cannot arise (a spill
+// that does not decode is ErrRead). Both pass-2 sources give the same rows,
+// bit for bit (FuzzNodeRow checks it).
+//
+// # Parsing speed
+//
+// Rows are split by a reader with the semantics of encoding/csv (same
+// records, line numbers and syntax errors; FuzzRecordReader checks it
+// against encoding/csv): a line without a double quote is split in place,
+// without allocation; a record with quotes is handed to encoding/csv. A
+// cell that is a single digit is converted directly; other numbers go
+// through strconv without allocation. Pass 1 allocates nothing per row
+// except for the growth of the id map.
+//
 // Rows are numbered 0…n-1 in file order; that index is the node's dense id.
 // With no id column the row index is also the node id.
 //

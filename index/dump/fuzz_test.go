@@ -44,7 +44,8 @@ func FuzzParseEdgeLine(f *testing.F) {
 // FuzzNodeRow checks the node-row parser through both passes: no panics;
 // every failure is an *Error of a known class; on success pass 2 agrees with
 // pass 1, attributes are in {-1, 0, 1}, scaled features are finite and in
-// [-1, 1]; and the rows written back with NodeWriter parse to the same
+// [-1, 1], pass 2 from the spill gives bit-for-bit the rows of pass 2 from
+// the CSV; and the rows written back with NodeWriter parse to the same
 // unscaled values.
 func FuzzNodeRow(f *testing.F) {
 	for _, s := range [][2]string{
@@ -64,7 +65,8 @@ func FuzzNodeRow(f *testing.F) {
 	spec := Spec{IDColumn: "id", Sensitive: SensitiveSpec{Column: "s"}, Label: LabelSpec{Column: "y"}, Scale: true}
 	f.Fuzz(func(t *testing.T, a, b string) {
 		in := "id,x,s,y\n1,0,0,1\n" + a + "\n" + b + "\n"
-		tab, err := Analyze(context.Background(), strings.NewReader(in), "f.csv", spec)
+		var spill bytes.Buffer
+		tab, err := AnalyzeSpill(context.Background(), strings.NewReader(in), "f.csv", spec, &spill)
 		if err != nil {
 			var e *Error
 			if !errors.As(err, &e) {
@@ -94,6 +96,17 @@ func FuzzNodeRow(f *testing.F) {
 		}
 		if rr.Err() != nil || len(ids) != tab.Rows {
 			t.Fatalf("pass 2: %d of %d rows, %v", len(ids), tab.Rows, rr.Err())
+		}
+		csvRows, err := rowsOf(tab.NewRowReader(strings.NewReader(in)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		spillRows, err := rowsOf(tab.NewSpillReader(&spill))
+		if err != nil {
+			t.Fatalf("pass 2 from the spill: %v", err)
+		}
+		if d := sameRows(spillRows, csvRows); d != "" {
+			t.Fatalf("spill differs from CSV: %s", d)
 		}
 		// Unscaled values, then the round trip through the writer.
 		unscaled := spec

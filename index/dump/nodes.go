@@ -115,8 +115,9 @@ func (l *layout) colError(i int, k error, detail string) *Error {
 }
 
 // parse checks and converts one CSV record. rowIndex is the 0-based data row.
-// vals must have len(l.feat) entries.
-func (l *layout) parse(rec []string, rowIndex int, out *record) *Error {
+// vals must have len(l.feat) entries. It does not allocate unless the record
+// is bad.
+func (l *layout) parse(rec [][]byte, rowIndex int, out *record) *Error {
 	if len(rec) != len(l.header) {
 		return newError(ErrFieldCount, fmt.Sprintf("got %d fields, want %d", len(rec), len(l.header)))
 	}
@@ -132,15 +133,15 @@ func (l *layout) parse(rec []string, rowIndex int, out *record) *Error {
 	// Sensitive attribute.
 	cell := rec[l.sens]
 	if m := l.spec.Sensitive.Named; m != nil {
-		v, ok := m[trimSpace(cell)]
+		v, ok := m[string(trimSpace(cell))]
 		if !ok {
-			return l.colError(l.sens, ErrUnmappedSensitive, strconv.Quote(cell))
+			return l.colError(l.sens, ErrUnmappedSensitive, strconv.Quote(string(cell)))
 		}
 		out.sens = v
 	} else {
 		v, k := parseNumber(cell)
 		if k != nil {
-			return l.colError(l.sens, k, strconv.Quote(cell))
+			return l.colError(l.sens, k, strconv.Quote(string(cell)))
 		}
 		switch {
 		case v < 0:
@@ -154,15 +155,15 @@ func (l *layout) parse(rec []string, rowIndex int, out *record) *Error {
 	// Label.
 	cell = rec[l.label]
 	if m := l.spec.Label.Named; m != nil {
-		v, ok := m[trimSpace(cell)]
+		v, ok := m[string(trimSpace(cell))]
 		if !ok {
-			return l.colError(l.label, ErrUnmappedLabel, strconv.Quote(cell))
+			return l.colError(l.label, ErrUnmappedLabel, strconv.Quote(string(cell)))
 		}
 		out.label = v
 	} else {
 		v, k := parseNumber(cell)
 		if k != nil {
-			return l.colError(l.label, k, strconv.Quote(cell))
+			return l.colError(l.label, k, strconv.Quote(string(cell)))
 		}
 		switch {
 		case l.hasUnlab && v == l.unlabel:
@@ -172,19 +173,24 @@ func (l *layout) parse(rec []string, rowIndex int, out *record) *Error {
 		case v >= 1:
 			out.label = 1
 		default:
-			return l.colError(l.label, ErrUnmappedLabel, strconv.Quote(cell))
+			return l.colError(l.label, ErrUnmappedLabel, strconv.Quote(string(cell)))
 		}
 	}
 	// Features.
+	vals := out.vals[:len(l.feat)]
 	for j, i := range l.feat {
+		if c := rec[i]; len(c) == 1 && c[0]-'0' < 10 { // a digit: most cells of indicator columns
+			vals[j] = float64(c[0] - '0')
+			continue
+		}
 		v, k := parseNumber(rec[i])
 		if k != nil {
-			return l.colError(i, k, strconv.Quote(rec[i]))
+			return l.colError(i, k, strconv.Quote(string(rec[i])))
 		}
 		if !l.spec.Scale && math.Abs(v) > math.MaxFloat32 {
-			return l.colError(i, ErrNonFinite, "out of float32 range: "+strconv.Quote(rec[i]))
+			return l.colError(i, ErrNonFinite, "out of float32 range: "+strconv.Quote(string(rec[i])))
 		}
-		out.vals[j] = v
+		vals[j] = v
 	}
 	return nil
 }
@@ -243,14 +249,7 @@ func (t *Table) Resolve(endpoint int64) (row int, ok bool) {
 // checkEvery is how many rows pass 1 reads between context checks.
 const checkEvery = 4096
 
-func newCSV(r io.Reader) *csv.Reader {
-	cr := csv.NewReader(r)
-	cr.ReuseRecord = true
-	cr.FieldsPerRecord = -1
-	return cr
-}
-
-// readErr converts an error of csv.Reader into an *Error.
+// readErr converts an error of recordReader.read into an *Error.
 func readErr(name string, err error) *Error {
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
@@ -260,26 +259,27 @@ func readErr(name string, err error) *Error {
 	return &Error{File: name, Index: -1, Kind: ErrRead, Err: err}
 }
 
-func readHeader(cr *csv.Reader, name string) ([]string, error) {
-	rec, err := cr.Read()
+func readHeader(rr *recordReader, name string) ([]string, error) {
+	rec, err := rr.read()
 	if err == io.EOF {
 		return nil, &Error{File: name, Line: 1, Index: -1, Kind: ErrHeader, Detail: "empty file"}
 	}
 	if err != nil {
 		return nil, readErr(name, err)
 	}
-	h := append([]string(nil), rec...)
+	h := make([]string, len(rec))
+	for i, f := range rec {
+		h[i] = string(f)
+	}
 	if len(h) > 0 && len(h[0]) >= 3 && h[0][:3] == "\xef\xbb\xbf" { // UTF-8 BOM
 		h[0] = h[0][3:]
 	}
 	return h, nil
 }
 
-func hashRecord(h *maphash.Hash, rec []string) {
-	for _, f := range rec {
-		h.WriteString(f)
-		h.WriteByte(0x1f)
-	}
+// hashRecord adds one record, as read, to the pass-1/pass-2 content hash.
+func hashRecord(h *maphash.Hash, rec []byte) {
+	h.Write(rec)
 	h.WriteByte(0x1e)
 }
 
@@ -289,8 +289,27 @@ func hashRecord(h *maphash.Hash, rec []string) {
 // bounded by one map entry per node id. r must yield decompressed CSV (see
 // Open and NewReader); name is used in error messages.
 func Analyze(ctx context.Context, r io.Reader, name string, spec Spec) (*Table, error) {
-	cr := newCSV(r)
-	header, err := readHeader(cr, name)
+	return analyze(ctx, r, name, spec, nil)
+}
+
+// AnalyzeSpill is Analyze that also writes every parsed row, unscaled, to
+// spill in a compact binary form (see NewSpillReader), so that pass 2 can
+// read the rows back instead of parsing the CSV again. The spill holds
+// exactly what pass 1 checked: a node file that changes after pass 1 cannot
+// affect a pass 2 that reads the spill. Nothing is written to spill when
+// AnalyzeSpill fails before the first row; after a failure the spill's
+// content is unspecified. spill should be buffered; about 1 byte per binary
+// or small-integer value and 5 or 9 bytes per other value are written.
+func AnalyzeSpill(ctx context.Context, r io.Reader, name string, spec Spec, spill io.Writer) (*Table, error) {
+	if spill == nil {
+		return nil, fmt.Errorf("%w: nil spill writer", ErrSpec)
+	}
+	return analyze(ctx, r, name, spec, spill)
+}
+
+func analyze(ctx context.Context, r io.Reader, name string, spec Spec, spill io.Writer) (*Table, error) {
+	rr := newRecordReader(r)
+	header, err := readHeader(rr, name)
 	if err != nil {
 		return nil, err
 	}
@@ -317,20 +336,21 @@ func Analyze(ctx context.Context, r io.Reader, name string, spec Spec) (*Table, 
 	var h maphash.Hash
 	h.SetSeed(t.seed)
 	rec := record{vals: make([]float64, nf)}
+	var enc []byte
 	for {
 		if t.Rows%checkEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		fields, err := cr.Read()
+		fields, err := rr.read()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return nil, readErr(name, err)
 		}
-		line, _ := cr.FieldPos(0)
+		line := rr.line()
 		if e := l.parse(fields, t.Rows, &rec); e != nil {
 			e.File, e.Line = name, line
 			return nil, e
@@ -345,9 +365,10 @@ func Analyze(ctx context.Context, r io.Reader, name string, spec Spec) (*Table, 
 			}
 			t.ids[rec.id] = int32(t.Rows)
 		}
-		for j, v := range rec.vals {
-			t.Min[j] = min(t.Min[j], v)
-			t.Max[j] = max(t.Max[j], v)
+		lo, hi := t.Min[:nf], t.Max[:nf]
+		for j, v := range rec.vals[:nf] {
+			lo[j] = min(lo[j], v)
+			hi[j] = max(hi[j], v)
 		}
 		if rec.sens >= 0 {
 			t.Groups[rec.sens]++
@@ -360,7 +381,13 @@ func Analyze(ctx context.Context, r io.Reader, name string, spec Spec) (*Table, 
 			t.NumUnlabelled++
 		}
 		t.Joint[rec.sens+1][rec.label+1]++
-		hashRecord(&h, fields)
+		hashRecord(&h, rr.record())
+		if spill != nil {
+			enc = appendSpill(enc[:0], line, &rec)
+			if _, err := spill.Write(enc); err != nil {
+				return nil, fmt.Errorf("dump: write spill: %w", err)
+			}
+		}
 		t.Rows++
 	}
 	t.sum = h.Sum64()
@@ -390,7 +417,9 @@ type Row struct {
 }
 
 // RowReader is pass 2: it streams the rows of the node file analysed into a
-// Table, scaled. It follows the Next/Row/Err pattern:
+// Table, scaled, either by parsing the CSV again (NewRowReader, OpenRows) or
+// from the binary spill written by AnalyzeSpill (NewSpillReader). It follows
+// the Next/Row/Err pattern:
 //
 //	rr, err := table.OpenRows(path)
 //	...
@@ -404,7 +433,8 @@ type Row struct {
 // A RowReader is not safe for concurrent use.
 type RowReader struct {
 	t     *Table
-	cr    *csv.Reader
+	rr    *recordReader // CSV source
+	spill *spillReader  // binary source
 	file  *File
 	h     maphash.Hash
 	rec   record
@@ -416,10 +446,8 @@ type RowReader struct {
 	state int // 0 before header, 1 reading, 2 done
 }
 
-// NewRowReader starts pass 2 on r, which must yield the same content as the
-// reader given to Analyze.
-func (t *Table) NewRowReader(r io.Reader) *RowReader {
-	rr := &RowReader{t: t, cr: newCSV(r)}
+func (t *Table) newRowReader() *RowReader {
+	rr := &RowReader{t: t}
 	rr.h.SetSeed(t.seed)
 	nf := len(t.FeatureNames)
 	rr.rec.vals = make([]float64, nf)
@@ -429,6 +457,26 @@ func (t *Table) NewRowReader(r io.Reader) *RowReader {
 		rr.lo[j] = t.Min[j]
 		rr.span[j] = t.Max[j] - t.Min[j]
 	}
+	return rr
+}
+
+// NewRowReader starts pass 2 on r, which must yield the same content as the
+// reader given to Analyze.
+func (t *Table) NewRowReader(r io.Reader) *RowReader {
+	rr := t.newRowReader()
+	rr.rr = newRecordReader(r)
+	return rr
+}
+
+// NewSpillReader starts pass 2 on r, which must yield what AnalyzeSpill
+// wrote to its spill when it returned t. No CSV is parsed: the rows are
+// exactly those pass 1 checked. A spill that does not decode, or holds
+// another number of rows than the table, stops Next with an *Error of kind
+// ErrRead. r should be buffered.
+func (t *Table) NewSpillReader(r io.Reader) *RowReader {
+	rr := t.newRowReader()
+	rr.spill = &spillReader{r: r, nf: len(t.FeatureNames)}
+	rr.state = 1
 	return rr
 }
 
@@ -466,9 +514,12 @@ func (rr *RowReader) Next() bool {
 	if rr.state == 2 {
 		return false
 	}
+	if rr.spill != nil {
+		return rr.nextSpill()
+	}
 	t := rr.t
 	if rr.state == 0 {
-		h, err := readHeader(rr.cr, t.Name)
+		h, err := readHeader(rr.rr, t.Name)
 		if err != nil {
 			var e *Error
 			errors.As(err, &e)
@@ -479,7 +530,7 @@ func (rr *RowReader) Next() bool {
 		}
 		rr.state = 1
 	}
-	fields, err := rr.cr.Read()
+	fields, err := rr.rr.read()
 	if err == io.EOF {
 		if rr.n != t.Rows || rr.h.Sum64() != t.sum {
 			return rr.fail(&Error{Index: -1, Kind: ErrChanged, Detail: "rows differ from the first pass"})
@@ -490,7 +541,7 @@ func (rr *RowReader) Next() bool {
 	if err != nil {
 		return rr.fail(readErr(t.Name, err))
 	}
-	line, _ := rr.cr.FieldPos(0)
+	line := rr.rr.line()
 	index := rr.n
 	if e := t.layout.parse(fields, index, &rr.rec); e != nil {
 		e.Line = line
@@ -501,22 +552,69 @@ func (rr *RowReader) Next() bool {
 	if index >= t.Rows {
 		return rr.fail(&Error{Line: line, Index: -1, Kind: ErrChanged, Detail: "more rows than in the first pass"})
 	}
-	hashRecord(&rr.h, fields)
+	hashRecord(&rr.h, rr.rr.record())
 	rr.n++
+	return rr.emit(index, line)
+}
+
+// nextSpill reads the next row from the spill.
+func (rr *RowReader) nextSpill() bool {
+	t := rr.t
+	line, err := rr.spill.next(&rr.rec)
+	if err == io.EOF {
+		if rr.n != t.Rows {
+			return rr.fail(&Error{Index: -1, Kind: ErrRead, Detail: fmt.Sprintf("spill ends after %d of %d rows", rr.n, t.Rows)})
+		}
+		rr.state = 2
+		return false
+	}
+	if err != nil {
+		return rr.fail(&Error{Index: -1, Kind: ErrRead, Detail: fmt.Sprintf("spill row %d", rr.n+1), Err: err})
+	}
+	index := rr.n
+	if index >= t.Rows {
+		return rr.fail(&Error{Index: -1, Kind: ErrRead, Detail: fmt.Sprintf("spill holds more than %d rows", t.Rows)})
+	}
+	rr.n++
+	return rr.emit(index, line)
+}
+
+// emit fills rr.row from rr.rec, scaling the features.
+func (rr *RowReader) emit(index, line int) bool {
+	t := rr.t
 	rr.row.Index, rr.row.Line, rr.row.ID = index, line, rr.rec.id
 	rr.row.Sensitive, rr.row.Label = rr.rec.sens, rr.rec.label
-	scale := t.layout.spec.Scale
+	nf := len(rr.rec.vals)
+	out := rr.row.Features[:nf]
+	if !t.layout.spec.Scale {
+		for j, v := range rr.rec.vals {
+			out[j] = float32(v)
+		}
+		return true
+	}
+	lo, span, hi := rr.lo[:nf], rr.span[:nf], t.Max[:nf]
 	for j, v := range rr.rec.vals {
-		if !scale {
-			rr.row.Features[j] = float32(v)
+		if s := span[j]; s > 0 && s <= math.MaxFloat64 && v >= lo[j] && v <= hi[j] {
+			// The common case of scaleValue, inlined.
+			x := 2*((v-lo[j])/s) - 1
+			if x < -1 {
+				x = -1
+			} else if x > 1 {
+				x = 1
+			}
+			out[j] = float32(x)
 			continue
 		}
-		x, ok := scaleValue(v, rr.lo[j], rr.span[j], t.Max[j])
+		x, ok := scaleValue(v, lo[j], span[j], hi[j])
 		if !ok {
-			return rr.fail(&Error{Line: line, Column: t.FeatureNames[j], Index: t.layout.feat[j], Kind: ErrChanged,
+			kind := ErrChanged
+			if rr.spill != nil {
+				kind = ErrRead // the spill is not the file: it is corrupt
+			}
+			return rr.fail(&Error{Line: line, Column: t.FeatureNames[j], Index: t.layout.feat[j], Kind: kind,
 				Detail: "value outside the first pass's range: " + strconv.FormatFloat(v, 'g', -1, 64)})
 		}
-		rr.row.Features[j] = x
+		out[j] = x
 	}
 	return true
 }

@@ -11,7 +11,7 @@ import (
 const maxExactFloat = 1 << 53
 
 // trimSpace removes ASCII spaces and tabs (and a trailing CR) around s.
-func trimSpace(s string) string {
+func trimSpace[T ~string | ~[]byte](s T) T {
 	i, j := 0, len(s)
 	for i < j && (s[i] == ' ' || s[i] == '\t') {
 		i++
@@ -23,8 +23,8 @@ func trimSpace(s string) string {
 }
 
 // parseNumber parses a finite float64. On failure it returns the error class
-// (ErrNotNumber or ErrNonFinite).
-func parseNumber(s string) (float64, error) {
+// (ErrNotNumber or ErrNonFinite). It does not allocate for a valid number.
+func parseNumber[T ~string | ~[]byte](s T) (float64, error) {
 	t := trimSpace(s)
 	// Fast path: short integers (indicator columns, counts) are exact in
 	// float64 up to 15 digits.
@@ -36,7 +36,7 @@ func parseNumber(s string) (float64, error) {
 			return float64(i), nil
 		}
 	}
-	v, err := strconv.ParseFloat(t, 64)
+	v, err := strconv.ParseFloat(string(t), 64)
 	if err != nil {
 		if errors.Is(err, strconv.ErrRange) && math.IsInf(v, 0) {
 			return 0, ErrNonFinite

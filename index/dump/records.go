@@ -1,0 +1,227 @@
+package dump
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"io"
+	"strconv"
+)
+
+// recordReader splits a node file into CSV records with the semantics of
+// encoding/csv.Reader in its default configuration (comma ',', no comment
+// character, strict quotes, any number of fields per record): the same
+// records, the same line numbers and the same syntax errors, which
+// FuzzRecordReader checks against encoding/csv itself.
+//
+// A line without a double quote, which is every line of a typical dump, is
+// split in place on commas: no copy and no allocation. A record whose first
+// line holds a quote is gathered, line by line, until its quotes balance (an
+// even count, the only place where a well-formed record can end), and that
+// chunk is handed to encoding/csv. Blank lines are skipped, a "\r\n" line
+// end counts as "\n", and a trailing "\r" before the end of the input is
+// dropped, all as encoding/csv does.
+//
+// The fields returned by read alias internal buffers and are valid until the
+// next call. A recordReader is not safe for concurrent use.
+type recordReader struct {
+	br     *bufio.Reader
+	lines  int    // lines consumed so far
+	start  int    // line where the current record starts
+	long   []byte // a line longer than br's buffer
+	chunk  []byte // the raw lines of a quoted record
+	store  []byte // backing bytes of the fields of a quoted record
+	raw    []byte // the current record as read (for hashing)
+	fields [][]byte
+}
+
+// recordBuffer is the size of the reader's line buffer; longer lines are
+// gathered in a separate slice.
+const recordBuffer = 1 << 16
+
+func newRecordReader(r io.Reader) *recordReader {
+	return &recordReader{br: bufio.NewReaderSize(r, recordBuffer)}
+}
+
+// readLine returns the next line as read, terminator included, and io.EOF
+// when there is no more input. The slice is valid until the next call.
+func (r *recordReader) readLine() ([]byte, error) {
+	line, err := r.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		r.long = append(r.long[:0], line...)
+		for err == bufio.ErrBufferFull {
+			line, err = r.br.ReadSlice('\n')
+			r.long = append(r.long, line...)
+		}
+		line = r.long
+	}
+	if err == io.EOF {
+		if len(line) == 0 {
+			return nil, io.EOF
+		}
+		err = nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.lines++
+	return line, nil
+}
+
+// content strips the line end the way encoding/csv does: "\n" or "\r\n",
+// or, at the end of the input (no "\n"), one trailing "\r".
+func content(line []byte) []byte {
+	n := len(line)
+	switch {
+	case n > 0 && line[n-1] == '\n':
+		n--
+		if n > 0 && line[n-1] == '\r' {
+			n--
+		}
+	case n > 0 && line[n-1] == '\r':
+		n--
+	}
+	return line[:n]
+}
+
+// read returns the fields of the next record, io.EOF at the end of the
+// input, a *csv.ParseError (with lines counted from the start of the input)
+// for bad CSV syntax, or the read error.
+func (r *recordReader) read() ([][]byte, error) {
+	var line []byte
+	for {
+		l, err := r.readLine()
+		if err != nil {
+			return nil, err
+		}
+		if len(content(l)) > 0 {
+			line = l
+			break
+		}
+		// A blank line: encoding/csv skips it.
+	}
+	r.start = r.lines
+	if bytes.IndexByte(line, '"') >= 0 {
+		return r.readQuoted(line)
+	}
+	c := content(line)
+	r.raw = c
+	fields := r.fields[:0]
+	begin := 0
+	for i, b := range c {
+		if b == ',' {
+			fields = append(fields, c[begin:i:i])
+			begin = i + 1
+		}
+	}
+	fields = append(fields, c[begin:len(c):len(c)])
+	r.fields = fields
+	return fields, nil
+}
+
+// Quote states of a record being scanned, following the grammar of
+// encoding/csv with strict quotes.
+const (
+	qFieldStart = iota // at the start of a field
+	qUnquoted          // inside an unquoted field
+	qQuoted            // inside a quoted field
+	qAfterQuote        // just after a quote inside a quoted field
+	qBad               // a syntax error: encoding/csv stops on this line
+)
+
+// scanQuotes advances the quote state over the raw line b.
+func scanQuotes(state int, b []byte) int {
+	for i, c := range b {
+		switch state {
+		case qFieldStart:
+			switch c {
+			case '"':
+				state = qQuoted
+			case ',':
+			default:
+				state = qUnquoted
+			}
+		case qUnquoted:
+			switch c {
+			case ',':
+				state = qFieldStart
+			case '"':
+				return qBad
+			}
+		case qQuoted:
+			if c == '"' {
+				state = qAfterQuote
+			}
+		case qAfterQuote:
+			switch {
+			case c == '"':
+				state = qQuoted
+			case c == ',':
+				state = qFieldStart
+			case c == '\n', c == '\r' && (i+1 == len(b) || i+2 == len(b) && b[i+1] == '\n'):
+				return qFieldStart // the line, and the record, end here
+			default:
+				return qBad
+			}
+		}
+	}
+	return state
+}
+
+// readQuoted gathers the lines of a record with quotes for as long as a
+// quoted field is open at the end of a line (as encoding/csv does), then
+// parses them with encoding/csv.
+func (r *recordReader) readQuoted(first []byte) ([][]byte, error) {
+	r.chunk = append(r.chunk[:0], first...)
+	state := scanQuotes(qFieldStart, first)
+	for state == qQuoted {
+		l, err := r.readLine()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		r.chunk = append(r.chunk, l...)
+		state = scanQuotes(state, l)
+	}
+	r.raw = r.chunk
+	cr := csv.NewReader(bytes.NewReader(r.chunk))
+	cr.FieldsPerRecord = -1
+	rec, err := cr.Read()
+	if err != nil {
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			shifted := *pe
+			shifted.StartLine += r.start - 1
+			shifted.Line += r.start - 1
+			return nil, &shifted
+		}
+		return nil, err
+	}
+	if _, err := cr.Read(); err != io.EOF {
+		// Cannot happen: a well-formed record ends where its quotes
+		// balance. Kept as a guard rather than a silent misparse.
+		return nil, &csv.ParseError{StartLine: r.start, Line: r.start, Column: 1,
+			Err: errors.New("quoted record does not end where its quotes balance (line " + strconv.Itoa(r.lines) + ")")}
+	}
+	r.store = r.store[:0]
+	for _, f := range rec {
+		r.store = append(r.store, f...)
+	}
+	r.fields = r.fields[:0]
+	off := 0
+	for _, f := range rec {
+		r.fields = append(r.fields, r.store[off:off+len(f):off+len(f)])
+		off += len(f)
+	}
+	return r.fields, nil
+}
+
+// line returns the line where the last record returned by read starts.
+func (r *recordReader) line() int { return r.start }
+
+// record returns the bytes of the last record as read (line end stripped
+// for an unquoted record). Valid until the next call of read.
+func (r *recordReader) record() []byte { return r.raw }
