@@ -1,0 +1,609 @@
+package query
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fasd-db/fasd/index"
+)
+
+// ServerOptions configure the HTTP API. A nil *ServerOptions means all
+// defaults; zero fields mean the default.
+type ServerOptions struct {
+	// MaxBodyBytes bounds a request body; 0 means 1 MiB. Larger bodies get
+	// 413.
+	MaxBodyBytes int64
+	// MaxItems bounds the ids, edges or nodes of one request; 0 means
+	// 10,000.
+	MaxItems int
+	// ShutdownTimeout bounds the graceful shutdown of Serve; 0 means 10 s.
+	ShutdownTimeout time.Duration
+}
+
+func (o *ServerOptions) withDefaults() ServerOptions {
+	var c ServerOptions
+	if o != nil {
+		c = *o
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 1 << 20
+	}
+	if c.MaxItems <= 0 {
+		c.MaxItems = 10000
+	}
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = 10 * time.Second
+	}
+	return c
+}
+
+// Request bodies of the API.
+type (
+	// PredictRequest is the body of POST /v1/predict.
+	PredictRequest struct {
+		IDs []int64 `json:"ids"`
+		// Cold computes missing or stale predictions (default true); with
+		// false, stale views are returned marked stale and missing ones
+		// with 0 subgraphs.
+		Cold *bool `json:"cold,omitempty"`
+	}
+	// EdgesRequest is the body of POST and DELETE /v1/edges: pairs of
+	// external ids.
+	EdgesRequest struct {
+		Edges [][2]int64 `json:"edges"`
+	}
+	// NodeRequest is one node of POST /v1/nodes.
+	NodeRequest struct {
+		ID        int64     `json:"id"`
+		Features  []float32 `json:"features"`
+		Sensitive *int8     `json:"sensitive,omitempty"` // 0, 1; absent = unknown
+		Label     *int8     `json:"label,omitempty"`     // 0, 1; absent = unlabelled
+		Split     string    `json:"split,omitempty"`     // "", "train", "val", "test"
+		// Edges are external ids of existing (or earlier new) nodes.
+		Edges []int64 `json:"edges,omitempty"`
+	}
+	// NodesRequest is the body of POST /v1/nodes.
+	NodesRequest struct {
+		Nodes []NodeRequest `json:"nodes"`
+	}
+)
+
+// errorBody is the JSON body of every 4xx/5xx answer.
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+// httpError carries a status code.
+type httpError struct {
+	status int
+	err    error
+}
+
+func (e *httpError) Error() string { return e.err.Error() }
+func (e *httpError) Unwrap() error { return e.err }
+
+func badRequest(format string, args ...any) error {
+	return &httpError{http.StatusBadRequest, fmt.Errorf(format, args...)}
+}
+
+// decodeJSON decodes exactly one JSON value of type T from r, rejecting
+// unknown fields and trailing data.
+func decodeJSON[T any](r io.Reader, dst *T) error {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("request body over %d bytes", mbe.Limit)}
+		}
+		return badRequest("invalid JSON body: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return badRequest("invalid JSON body: trailing data after the value")
+	}
+	return nil
+}
+
+// DecodePredictRequest decodes and validates a POST /v1/predict body.
+func DecodePredictRequest(r io.Reader, maxItems int) (*PredictRequest, error) {
+	var req PredictRequest
+	if err := decodeJSON(r, &req); err != nil {
+		return nil, err
+	}
+	if len(req.IDs) == 0 {
+		return nil, badRequest("ids: at least one id is required")
+	}
+	if len(req.IDs) > maxItems {
+		return nil, &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("ids: %d ids, at most %d", len(req.IDs), maxItems)}
+	}
+	return &req, nil
+}
+
+// DecodeEdgesRequest decodes and validates a /v1/edges body.
+func DecodeEdgesRequest(r io.Reader, maxItems int) (*EdgesRequest, error) {
+	// Decoded as lists so that a pair of the wrong length is an error
+	// rather than zero-filled.
+	var raw struct {
+		Edges [][]int64 `json:"edges"`
+	}
+	if err := decodeJSON(r, &raw); err != nil {
+		return nil, err
+	}
+	if len(raw.Edges) == 0 {
+		return nil, badRequest("edges: at least one edge is required")
+	}
+	if len(raw.Edges) > maxItems {
+		return nil, &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("edges: %d edges, at most %d", len(raw.Edges), maxItems)}
+	}
+	req := &EdgesRequest{Edges: make([][2]int64, len(raw.Edges))}
+	for i, e := range raw.Edges {
+		if len(e) != 2 {
+			return nil, badRequest("edges[%d]: %d ids, want a pair", i, len(e))
+		}
+		if e[0] == e[1] {
+			return nil, badRequest("edges[%d]: self-loop on %d", i, e[0])
+		}
+		req.Edges[i] = [2]int64{e[0], e[1]}
+	}
+	return req, nil
+}
+
+// DecodeNodesRequest decodes and validates a POST /v1/nodes body for a
+// graph with dim features.
+func DecodeNodesRequest(r io.Reader, maxItems, dim int) (*NodesRequest, error) {
+	var req NodesRequest
+	if err := decodeJSON(r, &req); err != nil {
+		return nil, err
+	}
+	if len(req.Nodes) == 0 {
+		return nil, badRequest("nodes: at least one node is required")
+	}
+	if len(req.Nodes) > maxItems {
+		return nil, &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("nodes: %d nodes, at most %d", len(req.Nodes), maxItems)}
+	}
+	edges := 0
+	seen := make(map[int64]bool, len(req.Nodes))
+	for i, n := range req.Nodes {
+		if seen[n.ID] {
+			return nil, badRequest("nodes[%d]: id %d given twice", i, n.ID)
+		}
+		seen[n.ID] = true
+		if len(n.Features) != dim {
+			return nil, badRequest("nodes[%d]: %d features, the graph has %d", i, len(n.Features), dim)
+		}
+		for j, f := range n.Features {
+			if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+				return nil, badRequest("nodes[%d].features[%d] is not finite", i, j)
+			}
+		}
+		for _, p := range []struct {
+			name string
+			v    *int8
+		}{{"sensitive", n.Sensitive}, {"label", n.Label}} {
+			if p.v != nil && *p.v != 0 && *p.v != 1 {
+				return nil, badRequest("nodes[%d].%s: %d, want 0 or 1 (omit when unknown)", i, p.name, *p.v)
+			}
+		}
+		if _, err := parseSplit(n.Split); err != nil {
+			return nil, badRequest("nodes[%d].split: %v", i, err)
+		}
+		for _, w := range n.Edges {
+			if w == n.ID {
+				return nil, badRequest("nodes[%d]: self-loop", i)
+			}
+		}
+		edges += len(n.Edges)
+	}
+	if edges > maxItems {
+		return nil, &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("nodes: %d edges, at most %d", edges, maxItems)}
+	}
+	return &req, nil
+}
+
+func parseSplit(s string) (index.Split, error) {
+	switch s {
+	case "", "none":
+		return index.SplitNone, nil
+	case "train":
+		return index.SplitTrain, nil
+	case "val":
+		return index.SplitVal, nil
+	case "test":
+		return index.SplitTest, nil
+	}
+	return 0, fmt.Errorf("%q is not one of train, val, test", s)
+}
+
+// toNode converts a validated node request.
+func (n *NodeRequest) toNode() index.Node {
+	node := index.Node{ExternalID: n.ID, Sensitive: index.Unknown, Label: index.Unlabelled, Features: n.Features}
+	if n.Sensitive != nil {
+		node.Sensitive = *n.Sensitive
+	}
+	if n.Label != nil {
+		node.Label = *n.Label
+	}
+	node.Split, _ = parseSplit(n.Split)
+	return node
+}
+
+// AddNodesExternal adds nodes and their edges (external ids) in one
+// update.
+func (e *Engine) AddNodesExternal(ctx context.Context, nodes []NodeRequest) (*UpdateReport, error) {
+	return e.Update(ctx, func(tx *index.Tx) error {
+		ids := make(map[int64]uint32, len(nodes))
+		for _, n := range nodes {
+			id, err := tx.AddNode(n.toNode())
+			if err != nil {
+				return err
+			}
+			ids[n.ID] = id
+		}
+		for _, n := range nodes {
+			for _, w := range n.Edges {
+				wid, ok := ids[w]
+				if !ok {
+					var err error
+					if wid, err = e.internalID(w); err != nil {
+						return err
+					}
+				}
+				if _, err := tx.AddEdge(ids[n.ID], wid); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// EdgesExternal adds (add) or removes edges given by external ids in one
+// update.
+func (e *Engine) EdgesExternal(ctx context.Context, edges [][2]int64, add bool) (*UpdateReport, error) {
+	v, err := e.g.View()
+	if err != nil {
+		return nil, err
+	}
+	pairs := make([][2]uint32, len(edges))
+	for i, ed := range edges {
+		for j := range 2 {
+			u, err := v.InternalID(ed[j])
+			if err != nil {
+				v.Close()
+				if errors.Is(err, index.ErrUnknownID) {
+					return nil, fmt.Errorf("%w: external id %d", ErrUnknownNode, ed[j])
+				}
+				return nil, err
+			}
+			pairs[i][j] = u
+		}
+	}
+	v.Close()
+	if add {
+		return e.AddEdges(ctx, pairs)
+	}
+	return e.RemoveEdges(ctx, pairs)
+}
+
+// routeStats count the requests of one route.
+type routeStats struct {
+	mu      sync.Mutex
+	byCode  map[int]int64
+	seconds float64
+	count   int64
+}
+
+type server struct {
+	e      *Engine
+	o      ServerOptions
+	routes map[string]*routeStats
+	names  []string
+	start  time.Time
+	inflt  atomic.Int64
+}
+
+// NewHandler returns the JSON HTTP API over e:
+//
+//	GET    /v1/nodes/{id}/prediction   fair prediction of a node (external id)
+//	POST   /v1/predict                 {"ids":[…], "cold":true} → predictions
+//	POST   /v1/edges, DELETE /v1/edges {"edges":[[u,v],…]} → update report
+//	POST   /v1/nodes                   {"nodes":[{id, features, sensitive,
+//	                                    label, split, edges}]} → update report
+//	POST   /v1/refresh                 → refresh report
+//	GET    /v1/audit?set=test|labelled → audit report
+//	GET    /healthz                    → status
+//	GET    /metrics                    Prometheus text format
+//
+// Errors are JSON {"error": "..."} with 400 (bad input), 404 (unknown node
+// or path), 405 (method), 413 (body or item count over the limits), 500.
+func NewHandler(e *Engine, opts *ServerOptions) http.Handler {
+	s := &server{e: e, o: opts.withDefaults(), routes: map[string]*routeStats{}, start: time.Now()}
+	mux := http.NewServeMux()
+	handle := func(pattern, name string, methods []string, h func(w http.ResponseWriter, r *http.Request) (any, error)) {
+		rs := &routeStats{byCode: map[int]int64{}}
+		s.routes[name] = rs
+		s.names = append(s.names, name)
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			t0 := time.Now()
+			s.inflt.Add(1)
+			defer s.inflt.Add(-1)
+			code := s.serve(w, r, methods, h)
+			rs.mu.Lock()
+			rs.byCode[code]++
+			rs.count++
+			rs.seconds += time.Since(t0).Seconds()
+			rs.mu.Unlock()
+		})
+	}
+	handle("/v1/nodes/{id}/prediction", "prediction", []string{http.MethodGet}, s.prediction)
+	handle("/v1/predict", "predict", []string{http.MethodPost}, s.predict)
+	handle("/v1/edges", "edges", []string{http.MethodPost, http.MethodDelete}, s.edges)
+	handle("/v1/nodes", "nodes", []string{http.MethodPost}, s.nodes)
+	handle("/v1/refresh", "refresh", []string{http.MethodPost}, s.refresh)
+	handle("/v1/audit", "audit", []string{http.MethodGet}, s.audit)
+	handle("/healthz", "healthz", []string{http.MethodGet}, s.healthz)
+	handle("/", "other", nil, func(http.ResponseWriter, *http.Request) (any, error) {
+		return nil, &httpError{http.StatusNotFound, errors.New("no such endpoint")}
+	})
+	mux.HandleFunc("/metrics", s.metrics)
+	return mux
+}
+
+// serve runs h and writes its JSON result or error; it returns the status.
+func (s *server) serve(w http.ResponseWriter, r *http.Request, methods []string, h func(http.ResponseWriter, *http.Request) (any, error)) int {
+	if methods != nil {
+		ok := false
+		for _, m := range methods {
+			ok = ok || r.Method == m
+		}
+		if !ok {
+			w.Header().Set("Allow", strings.Join(methods, ", "))
+			return writeJSON(w, http.StatusMethodNotAllowed, errorBody{fmt.Sprintf("method %s not allowed", r.Method)})
+		}
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes)
+	v, err := h(w, r)
+	if err != nil {
+		return writeJSON(w, statusOf(err), errorBody{err.Error()})
+	}
+	return writeJSON(w, http.StatusOK, v)
+}
+
+func statusOf(err error) int {
+	var he *httpError
+	switch {
+	case errors.As(err, &he):
+		return he.status
+	case errors.Is(err, ErrUnknownNode), errors.Is(err, index.ErrNodeRange), errors.Is(err, index.ErrUnknownID):
+		return http.StatusNotFound
+	case errors.Is(err, index.ErrInvalid), errors.Is(err, index.ErrSelfLoop), errors.Is(err, index.ErrDuplicateID), errors.Is(err, ErrInvalid):
+		return http.StatusBadRequest
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		code = http.StatusInternalServerError
+		b, _ = json.Marshal(errorBody{"encode response: " + err.Error()})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	w.Write(append(b, '\n'))
+	return code
+}
+
+func (s *server) prediction(_ http.ResponseWriter, r *http.Request) (any, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		return nil, badRequest("node id %q is not an integer", r.PathValue("id"))
+	}
+	p, err := s.e.PredictExternal(r.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (s *server) predict(_ http.ResponseWriter, r *http.Request) (any, error) {
+	req, err := DecodePredictRequest(r.Body, s.o.MaxItems)
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.e.g.View()
+	if err != nil {
+		return nil, err
+	}
+	nodes := make([]uint32, len(req.IDs))
+	for i, id := range req.IDs {
+		if nodes[i], err = v.InternalID(id); err != nil {
+			v.Close()
+			if errors.Is(err, index.ErrUnknownID) {
+				return nil, fmt.Errorf("%w: external id %d", ErrUnknownNode, id)
+			}
+			return nil, err
+		}
+	}
+	v.Close()
+	ps, err := s.e.PredictMany(r.Context(), nodes, req.Cold == nil || *req.Cold)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ps {
+		ps[i].ID = req.IDs[i]
+	}
+	return map[string]any{"predictions": ps}, nil
+}
+
+func (s *server) edges(_ http.ResponseWriter, r *http.Request) (any, error) {
+	req, err := DecodeEdgesRequest(r.Body, s.o.MaxItems)
+	if err != nil {
+		return nil, err
+	}
+	return s.e.EdgesExternal(r.Context(), req.Edges, r.Method == http.MethodPost)
+}
+
+func (s *server) nodes(_ http.ResponseWriter, r *http.Request) (any, error) {
+	req, err := DecodeNodesRequest(r.Body, s.o.MaxItems, len(s.e.g.Schema().Features))
+	if err != nil {
+		return nil, err
+	}
+	return s.e.AddNodesExternal(r.Context(), req.Nodes)
+}
+
+func (s *server) refresh(_ http.ResponseWriter, r *http.Request) (any, error) {
+	if err := ensureEmptyBody(r.Body); err != nil {
+		return nil, err
+	}
+	return s.e.Refresh(r.Context())
+}
+
+// ensureEmptyBody accepts an empty body, whitespace or "{}".
+func ensureEmptyBody(r io.Reader) error {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("request body over %d bytes", mbe.Limit)}
+		}
+		return badRequest("read body: %v", err)
+	}
+	if b = bytes.TrimSpace(b); len(b) > 0 && string(b) != "{}" {
+		return badRequest("this endpoint takes no body")
+	}
+	return nil
+}
+
+func (s *server) audit(_ http.ResponseWriter, r *http.Request) (any, error) {
+	set := r.URL.Query().Get("set")
+	if set != "" && set != "test" && set != "labelled" {
+		return nil, badRequest("set %q: want test or labelled", set)
+	}
+	return s.e.Audit(r.Context(), set)
+}
+
+func (s *server) healthz(_ http.ResponseWriter, _ *http.Request) (any, error) {
+	st, err := s.e.Status()
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"status": "ok", "views": st}, nil
+}
+
+// metrics writes the Prometheus text exposition format.
+func (s *server) metrics(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", http.MethodGet)
+		writeJSON(w, http.StatusMethodNotAllowed, errorBody{"method not allowed"})
+		return
+	}
+	var b strings.Builder
+	metric := func(name, kind, help string) {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, kind)
+	}
+	metric("fasd_http_requests_total", "counter", "HTTP requests by route and status code.")
+	names := append([]string(nil), s.names...)
+	sort.Strings(names)
+	for _, n := range names {
+		rs := s.routes[n]
+		rs.mu.Lock()
+		codes := make([]int, 0, len(rs.byCode))
+		for c := range rs.byCode {
+			codes = append(codes, c)
+		}
+		sort.Ints(codes)
+		for _, c := range codes {
+			fmt.Fprintf(&b, "fasd_http_requests_total{route=%q,code=\"%d\"} %d\n", n, c, rs.byCode[c])
+		}
+		rs.mu.Unlock()
+	}
+	metric("fasd_http_request_duration_seconds", "summary", "Time spent serving requests, by route.")
+	for _, n := range names {
+		rs := s.routes[n]
+		rs.mu.Lock()
+		fmt.Fprintf(&b, "fasd_http_request_duration_seconds_sum{route=%q} %g\n", n, rs.seconds)
+		fmt.Fprintf(&b, "fasd_http_request_duration_seconds_count{route=%q} %d\n", n, rs.count)
+		rs.mu.Unlock()
+	}
+	metric("fasd_http_requests_in_flight", "gauge", "Requests being served.")
+	fmt.Fprintf(&b, "fasd_http_requests_in_flight %d\n", s.inflt.Load())
+	metric("fasd_predictions_total", "counter", "Predictions served, by source.")
+	st := &s.e.stats
+	fmt.Fprintf(&b, "fasd_predictions_total{source=\"view\"} %d\n", st.cached.Load())
+	fmt.Fprintf(&b, "fasd_predictions_total{source=\"cold\"} %d\n", st.cold.Load())
+	fmt.Fprintf(&b, "fasd_predictions_total{source=\"approx\"} %d\n", st.approx.Load())
+	metric("fasd_subgraphs_computed_total", "counter", "Subgraphs sampled, debiased and classified.")
+	fmt.Fprintf(&b, "fasd_subgraphs_computed_total %d\n", st.rootsComputed.Load())
+	metric("fasd_updates_total", "counter", "Graph updates applied.")
+	fmt.Fprintf(&b, "fasd_updates_total %d\n", st.updates.Load())
+	metric("fasd_refreshes_total", "counter", "Refreshes and materializations run.")
+	fmt.Fprintf(&b, "fasd_refreshes_total %d\n", st.refreshes.Load())
+	if vs, err := s.e.Status(); err == nil {
+		metric("fasd_graph_version", "gauge", "Current graph version.")
+		fmt.Fprintf(&b, "fasd_graph_version %d\n", vs.GraphVersion)
+		metric("fasd_views_complete", "gauge", "1 when every root has a view.")
+		c := 0
+		if vs.Complete {
+			c = 1
+		}
+		fmt.Fprintf(&b, "fasd_views_complete %d\n", c)
+		metric("fasd_view_roots", "gauge", "Subgraphs with a stored record.")
+		fmt.Fprintf(&b, "fasd_view_roots %d\n", vs.Roots)
+		metric("fasd_dirty_roots", "gauge", "Subgraphs waiting for a refresh.")
+		fmt.Fprintf(&b, "fasd_dirty_roots %d\n", vs.DirtyRoots)
+		metric("fasd_stale_nodes", "gauge", "Nodes whose view may be out of date.")
+		fmt.Fprintf(&b, "fasd_stale_nodes %d\n", vs.StaleNodes)
+	}
+	metric("fasd_uptime_seconds", "gauge", "Seconds since the handler was built.")
+	fmt.Fprintf(&b, "fasd_uptime_seconds %g\n", time.Since(s.start).Seconds())
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	io.WriteString(w, b.String())
+}
+
+// Serve serves the API on addr until ctx is done, then shuts down
+// gracefully (in-flight requests finish, up to ShutdownTimeout). ready, if
+// set, is called with the listening address once the socket is open.
+func Serve(ctx context.Context, e *Engine, addr string, opts *ServerOptions, ready func(net.Addr)) error {
+	o := opts.withDefaults()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("query: listen: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           NewHandler(e, &o),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), o.ShutdownTimeout)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	return err
+}

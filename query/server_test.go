@@ -1,0 +1,247 @@
+package query
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func newTestServer(t *testing.T) (*Engine, *oracleResult, http.Handler) {
+	t.Helper()
+	s, g := newTestGraph(t, 120, 3, 4, 21)
+	m := newTestModel(featureNames(3), 2, true)
+	e := openEngine(t, s, m)
+	if _, err := e.Materialize(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return e, oracle(t, g, m), NewHandler(e, &ServerOptions{MaxBodyBytes: 512, MaxItems: 5})
+}
+
+func do(t *testing.T, h http.Handler, method, path, body string) (int, map[string]any) {
+	t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	var out map[string]any
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Fatalf("%s %s: content type %q", method, path, ct)
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+		t.Fatalf("%s %s: body %q: %v", method, path, rec.Body.String(), err)
+	}
+	if rec.Code >= 400 {
+		if msg, _ := out["error"].(string); msg == "" {
+			t.Fatalf("%s %s: %d without an error message: %s", method, path, rec.Code, rec.Body.String())
+		}
+	}
+	return rec.Code, out
+}
+
+func TestHandlerBadInputs(t *testing.T) {
+	_, _, h := newTestServer(t)
+	big := `{"ids":[` + strings.Repeat("1000,", 200) + `1000]}`
+	feat := func(n int) string { return "[" + strings.TrimSuffix(strings.Repeat("0.5,", n), ",") + "]" }
+	cases := []struct {
+		method, path, body string
+		want               int
+	}{
+		{"GET", "/v1/nodes/abc/prediction", "", 400},
+		{"GET", "/v1/nodes/12345678/prediction", "", 404},
+		{"POST", "/v1/nodes/1000/prediction", "", 405},
+		{"GET", "/v1/nowhere", "", 404},
+		{"POST", "/v1/predict", `{`, 400},
+		{"POST", "/v1/predict", `{"ids":[1000]} {}`, 400},
+		{"POST", "/v1/predict", `{"ids":[1000],"extra":1}`, 400},
+		{"POST", "/v1/predict", `{"ids":[]}`, 400},
+		{"POST", "/v1/predict", `{"ids":["x"]}`, 400},
+		{"POST", "/v1/predict", `{"ids":[1000,1001,1002,1003,1004,1005]}`, 413},
+		{"POST", "/v1/predict", big, 413},
+		{"POST", "/v1/predict", `{"ids":[424242]}`, 404},
+		{"GET", "/v1/predict", ``, 405},
+		{"POST", "/v1/edges", `{"edges":[[1000,1000]]}`, 400},
+		{"POST", "/v1/edges", `{"edges":[[1000]]}`, 400},
+		{"POST", "/v1/edges", `{"edges":[]}`, 400},
+		{"POST", "/v1/edges", `{"edges":[[1000,99999]]}`, 404},
+		{"PUT", "/v1/edges", `{"edges":[[1000,1001]]}`, 405},
+		{"POST", "/v1/nodes", `{"nodes":[{"id":5000,"features":[1]}]}`, 400},
+		{"POST", "/v1/nodes", `{"nodes":[{"id":5000,"features":` + feat(3) + `,"sensitive":2}]}`, 400},
+		{"POST", "/v1/nodes", `{"nodes":[{"id":5000,"features":` + feat(3) + `,"split":"holdout"}]}`, 400},
+		{"POST", "/v1/nodes", `{"nodes":[{"id":5000,"features":` + feat(3) + `,"edges":[5000]}]}`, 400},
+		{"POST", "/v1/nodes", `{"nodes":[{"id":1000,"features":` + feat(3) + `}]}`, 400}, // duplicate id
+		{"POST", "/v1/nodes", `{"nodes":[{"id":5000,"features":` + feat(3) + `,"edges":[777777]}]}`, 404},
+		{"POST", "/v1/refresh", `{"now":true}`, 400},
+		{"GET", "/v1/audit?set=everyone", "", 400},
+		{"DELETE", "/healthz", "", 405},
+	}
+	for _, c := range cases {
+		if got, body := do(t, h, c.method, c.path, c.body); got != c.want {
+			t.Errorf("%s %s %.60s: %d, want %d (%v)", c.method, c.path, c.body, got, c.want, body)
+		}
+	}
+}
+
+func TestHandlerFlow(t *testing.T) {
+	e, o, h := newTestServer(t)
+	// A node in some subgraph, served from its view.
+	var u uint32
+	for u = 0; o.counts[u] == 0; u++ {
+	}
+	ext := int64(1000 + u)
+	code, body := do(t, h, "GET", "/v1/nodes/"+jsonNum(ext)+"/prediction", "")
+	if code != 200 || body["source"] != "view" || body["id"].(float64) != float64(ext) {
+		t.Fatalf("prediction: %d %v", code, body)
+	}
+	probs := body["probs"].([]any)
+	if probs[1].(float64) != o.fair[2*u+1] {
+		t.Fatalf("probs %v, oracle %v", probs, o.fair[2*u:2*u+2])
+	}
+	code, body = do(t, h, "POST", "/v1/predict", `{"ids":[1000,1001,1002],"cold":false}`)
+	if code != 200 || len(body["predictions"].([]any)) != 3 {
+		t.Fatalf("predict: %d %v", code, body)
+	}
+	code, body = do(t, h, "POST", "/v1/edges", `{"edges":[[`+jsonNum(ext)+`,1001],[1002,1003]]}`)
+	if code != 200 {
+		t.Fatalf("edges: %d %v", code, body)
+	}
+	code, body = do(t, h, "POST", "/v1/nodes", `{"nodes":[{"id":9000,"features":[0.1,0.2,0.3],"sensitive":1,"label":0,"split":"test","edges":[1000,9001]},{"id":9001,"features":[0,0,0]}]}`)
+	if code != 200 || len(body["nodes_added"].([]any)) != 2 {
+		t.Fatalf("nodes: %d %v", code, body)
+	}
+	// The new labelled node is a root: its prediction is computed cold.
+	code, body = do(t, h, "GET", "/v1/nodes/9000/prediction", "")
+	if code != 200 || body["source"] != "cold" || body["subgraphs"].(float64) < 1 {
+		t.Fatalf("new node: %d %v", code, body)
+	}
+	code, body = do(t, h, "POST", "/v1/refresh", "")
+	if code != 200 || body["complete"] != true {
+		t.Fatalf("refresh: %d %v", code, body)
+	}
+	// Remove the edge between a root and the first neighbour it sampled:
+	// that root expanded itself, so it must become dirty.
+	var del string
+	for r, sp := range o.sets {
+		if len(sp.Nodes) > 1 && r < 120 && sp.Nodes[1] < 120 {
+			del = `{"edges":[[` + jsonNum(int64(1000+r)) + `,` + jsonNum(int64(1000+sp.Nodes[1])) + `]]}`
+			break
+		}
+	}
+	code, body = do(t, h, "DELETE", "/v1/edges", del)
+	if code != 200 || body["edges_removed"].(float64) != 1 {
+		t.Fatalf("delete edges: %d %v", code, body)
+	}
+	code, body = do(t, h, "GET", "/v1/audit?set=labelled", "")
+	if code != 200 || body["fair"] == nil || body["baseline"] == nil {
+		t.Fatalf("audit: %d %v", code, body)
+	}
+	code, body = do(t, h, "GET", "/healthz", "")
+	if code != 200 || body["status"] != "ok" {
+		t.Fatalf("healthz: %d %v", code, body)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	text := rec.Body.String()
+	for _, want := range []string{
+		`fasd_http_requests_total{route="prediction",code="200"} 2`,
+		`fasd_http_requests_total{route="edges",code="200"} 2`,
+		"# TYPE fasd_dirty_roots gauge", `fasd_predictions_total{source="cold"} `,
+	} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("metrics lack %q:\n%s", want, text)
+		}
+	}
+	if st, _ := e.Status(); st.DirtyRoots == 0 {
+		t.Fatal("the edge deletion dirtied nothing")
+	}
+}
+
+func jsonNum(x int64) string { b, _ := json.Marshal(x); return string(b) }
+
+func TestServeGracefulShutdown(t *testing.T) {
+	e, _, _ := newTestServer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, e, "127.0.0.1:0", nil, func(a net.Addr) { addrc <- a }) }()
+	addr := <-addrc
+	resp, err := http.Get("http://" + addr.String() + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("healthz %d", resp.StatusCode)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no shutdown")
+	}
+}
+
+// FuzzDecodeRequest feeds arbitrary bodies to every request decoder: none
+// may panic, and an accepted request must satisfy the validation rules and
+// survive an encode/decode round trip unchanged.
+func FuzzDecodeRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"ids":[1,2,3]}`, `{"ids":[1],"cold":false}`, `{"edges":[[1,2],[3,4]]}`,
+		`{"nodes":[{"id":1,"features":[0.5,1],"sensitive":0,"label":1,"split":"test","edges":[2]}]}`,
+		`{"nodes":[{"id":1,"features":[1e39,0]}]}`, `{}`, `[]`, `{"ids":null}`, "",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		const maxItems, dim = 8, 2
+		if p, err := DecodePredictRequest(bytes.NewReader(data), maxItems); err == nil {
+			if len(p.IDs) == 0 || len(p.IDs) > maxItems {
+				t.Fatalf("accepted %d ids", len(p.IDs))
+			}
+			roundTrip(t, p, func(b []byte) (any, error) { return DecodePredictRequest(bytes.NewReader(b), maxItems) })
+		}
+		if p, err := DecodeEdgesRequest(bytes.NewReader(data), maxItems); err == nil {
+			for _, e := range p.Edges {
+				if e[0] == e[1] {
+					t.Fatal("accepted a self-loop")
+				}
+			}
+			roundTrip(t, p, func(b []byte) (any, error) { return DecodeEdgesRequest(bytes.NewReader(b), maxItems) })
+		}
+		if p, err := DecodeNodesRequest(bytes.NewReader(data), maxItems, dim); err == nil {
+			for _, n := range p.Nodes {
+				if len(n.Features) != dim {
+					t.Fatal("accepted a wrong feature count")
+				}
+				node := n.toNode()
+				if node.Sensitive < -1 || node.Sensitive > 1 || node.Label < -1 || node.Label > 1 {
+					t.Fatalf("accepted node %+v", node)
+				}
+			}
+			roundTrip(t, p, func(b []byte) (any, error) { return DecodeNodesRequest(bytes.NewReader(b), maxItems, dim) })
+		}
+	})
+}
+
+func roundTrip(t *testing.T, v any, decode func([]byte) (any, error)) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := decode(b)
+	if err != nil {
+		t.Fatalf("re-decoding %s: %v", b, err)
+	}
+	if !reflect.DeepEqual(v, w) {
+		t.Fatalf("round trip changed %+v into %+v", v, w)
+	}
+}
