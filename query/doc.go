@@ -101,6 +101,21 @@
 // Bitmaps are stored in a canonical form (rebuilt and run-optimised), so
 // equal sets are equal bytes.
 //
+// Trained runs (fasd train, SaveRun) start with 'T'; run ids are
+// big-endian u64:
+//
+//	key                          value
+//	───────────────────────────  ─────────────────────────────────────────
+//	"T" "s"                      highest run id used, u64 big-endian
+//	"T" "r" id:u64               JSON RunRecord (config TOML, seed, graph
+//	                             version, metrics, per-group metrics, stage
+//	                             timings, diagnostics, model size/SHA-256);
+//	                             written last, so its presence marks the
+//	                             run complete
+//	"T" "m" id:u64 chunk:u32     model bundle (pipeline.Models
+//	                             .MarshalBinary) in chunks of ≤ 1 MiB, one
+//	                             write batch each (Badger's batch bound)
+//
 // # Caveats
 //
 //   - Only one Engine may write a store, and graph updates must go through

@@ -146,17 +146,41 @@ func (s *selector) averaged(v *view, probs [][]float32) ([]float64, error) {
 	return s.p1, nil
 }
 
-// classProbs runs f in eval mode on every subgraph of v (one at a time,
-// the Engine path).
+// evalChunk is the number of subgraphs evaluated as one padded batch.
+const evalChunk = 64
+
+// classProbs runs f in eval mode on every subgraph of v in padded batches
+// of evalChunk subgraphs; the valid outputs equal Engine.Probs on each
+// subgraph alone bit for bit (padding only appends exact zeros to sums).
 func classProbs(ctx context.Context, f *nn.GCNNet[float32], v *view, d, workers int, dst [][]float32) error {
-	engines := make([]*Engine, workers)
-	for i := range engines {
-		engines[i] = &Engine{m: &Models{D: d, F: f}, tape: autodiff.NewTape[float32]()}
+	type scratch struct {
+		tape *autodiff.Tape[float32]
+		pad  padBuf
+		idx  []int
 	}
-	return parallelFor(ctx, workers, len(v.sgs), func(w, i int) error {
-		n := v.sgs[i].N()
-		dst[i] = resizeF(dst[i], 2*n)
-		return engines[w].Probs(v.xs[i], v.as[i], n, dst[i])
+	scr := make([]scratch, workers)
+	for i := range scr {
+		scr[i].tape = autodiff.NewTape[float32]()
+	}
+	chunks := (len(v.sgs) + evalChunk - 1) / evalChunk
+	return parallelFor(ctx, workers, chunks, func(w, c int) error {
+		sc := &scr[w]
+		sc.idx = sc.idx[:0]
+		for i := c * evalChunk; i < min(len(v.sgs), (c+1)*evalChunk); i++ {
+			sc.idx = append(sc.idx, i)
+		}
+		sc.pad.build(v, sc.idx, d)
+		t := sc.tape
+		t.Reset()
+		t.SetNoGrad(true)
+		z := f.Forward(t, t.Input(sc.pad.X, false), t.Input(sc.pad.A, false), sc.pad.mask, nil).Value.Data
+		n := sc.pad.n
+		for k, i := range sc.idx {
+			gn := v.sgs[i].N()
+			dst[i] = resizeF(dst[i], 2*gn)
+			softmax2(z[k*n*2:(k*n+gn)*2], dst[i])
+		}
+		return nil
 	})
 }
 

@@ -26,16 +26,26 @@ func debiasAll(ctx context.Context, m *Models, v *view, workers int, rep *report
 		engines[i] = e
 	}
 	start := time.Now()
+	items := make([][]fasd.DebiasItem, workers)
 	for lo := 0; lo < len(v.sgs); lo += debiasChunk {
 		hi := min(len(v.sgs), lo+debiasChunk)
-		err := parallelFor(ctx, workers, hi-lo, func(w, k int) error {
-			i := lo + k
-			g := v.sgs[i]
-			n := g.N()
-			out.xs[i] = make([]float32, n*m.D)
-			out.as[i] = make([]float32, n*n)
-			rng := fasd.NewRand(fasd.RootSeed(m.Config.Seed, fasd.PurposeDebias, g.Root()))
-			return engines[w].Debias(v.xs[i], v.as[i], n, rng, out.xs[i], out.as[i])
+		sub := (hi - lo + workers - 1) / workers
+		err := parallelFor(ctx, workers, workers, func(w, k int) error {
+			e := engines[w]
+			its := items[w][:0]
+			for i := lo + k*sub; i < min(hi, lo+(k+1)*sub); i++ {
+				g := v.sgs[i]
+				n := g.N()
+				out.xs[i] = make([]float32, n*m.D)
+				out.as[i] = make([]float32, n*n)
+				rng := fasd.NewRand(fasd.RootSeed(m.Config.Seed, fasd.PurposeDebias, g.Root()))
+				its = append(its, fasd.DebiasItem{N: n, X0: v.xs[i], A0: v.as[i], Rng: rng, DstX: out.xs[i], DstA: out.as[i]})
+			}
+			items[w] = its
+			if len(its) == 0 {
+				return nil
+			}
+			return e.DebiasBatch(ctx, its)
 		})
 		if err != nil {
 			return nil, err
@@ -45,7 +55,6 @@ func debiasAll(ctx context.Context, m *Models, v *view, workers int, rep *report
 		}
 		rep.progress(hi)
 	}
-
 	return out, nil
 }
 

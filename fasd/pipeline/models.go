@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -342,6 +343,25 @@ func (e *Engine) Debias(x, a []float32, n int, rng *rand.Rand, dstX, dstA []floa
 	return fasd.PostProcess(dstA, n, &e.post)
 }
 
+// DebiasBatch debiases several subgraphs in lockstep with one padded
+// model evaluation per sub-step (fasd.Debiaser.RunBatch); every item's
+// result equals Debias on that item alone with the same generator. Each
+// item is post-processed in place in its DstA.
+func (e *Engine) DebiasBatch(ctx context.Context, items []fasd.DebiasItem) error {
+	if e.deb == nil {
+		return fmt.Errorf("%w: no score networks to debias with", ErrModels)
+	}
+	if err := e.deb.RunBatch(ctx, &e.sm, items, e.m.D); err != nil {
+		return err
+	}
+	for _, it := range items {
+		if err := fasd.PostProcess(it.DstA, it.N, &e.post); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Probs writes f's class probabilities (n×2, row-major, softmax of the
 // logits, eval mode) of one (debiased) subgraph into dst.
 func (e *Engine) Probs(x, a []float32, n int, dst []float32) error {
@@ -417,6 +437,7 @@ type scoreModel struct {
 	sa   *nn.ScoreA[float32]
 	tape *autodiff.Tape[float32]
 	mask []float32
+	pad  padBuf
 }
 
 // Predict implements fasd.ScoreModel (the networks ignore t).
@@ -429,5 +450,43 @@ func (s *scoreModel) Predict(_ float64, x, a []float32, n, d int, outX, outA []f
 	av := t.Input(tensor.FromSlice(a, 1, n, n), false)
 	copy(outX, s.sx.Forward(t, xv, av, s.mask).Value.Data)
 	copy(outA, s.sa.Forward(t, xv, av, s.mask).Value.Data)
+	return nil
+}
+
+// PredictBatch implements fasd.BatchScoreModel: the subgraphs are padded to
+// the largest one and run as one batch. Padding appends exact zeros to every
+// sum, so the valid outputs equal per-subgraph Predict calls bit for bit
+// (tested).
+func (s *scoreModel) PredictBatch(_ float64, xs, as [][]float32, ns []int, d int, outXs, outAs [][]float32) error {
+	t := s.tape
+	t.Reset()
+	t.SetNoGrad(true)
+	n := 1
+	for _, k := range ns {
+		n = max(n, k)
+	}
+	b := len(ns)
+	s.pad.X.Resize(tensor.S(b, n, d))
+	s.pad.A.Resize(tensor.S(b, n, n))
+	clear(s.pad.X.Data)
+	clear(s.pad.A.Data)
+	s.pad.mask = resizeF(s.pad.mask, b*n)
+	clear(s.pad.mask)
+	for k, gn := range ns {
+		copy(s.pad.X.Data[k*n*d:], xs[k][:gn*d])
+		for r := 0; r < gn; r++ {
+			copy(s.pad.A.Data[(k*n+r)*n:(k*n+r)*n+gn], as[k][r*gn:(r+1)*gn])
+			s.pad.mask[k*n+r] = 1
+		}
+	}
+	xv, av := t.Input(s.pad.X, false), t.Input(s.pad.A, false)
+	ox := s.sx.Forward(t, xv, av, s.pad.mask).Value.Data
+	oa := s.sa.Forward(t, xv, av, s.pad.mask).Value.Data
+	for k, gn := range ns {
+		copy(outXs[k], ox[k*n*d:k*n*d+gn*d])
+		for r := 0; r < gn; r++ {
+			copy(outAs[k][r*gn:(r+1)*gn], oa[(k*n+r)*n:(k*n+r)*n+gn])
+		}
+	}
 	return nil
 }
