@@ -66,12 +66,13 @@ type Tape[T Float] struct {
 	noGrad  bool
 	frozen  bool
 	flops   int64
+	ws      tensor.GemmWorkspace
 }
 
 // gemm runs tensor.Gemm and counts its 2·m·n·k floating-point operations.
 func (t *Tape[T]) gemm(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	t.flops += 2 * int64(m) * int64(n) * int64(k)
-	tensor.Gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	tensor.GemmWith(&t.ws, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // Flops returns the number of floating-point operations this tape has spent

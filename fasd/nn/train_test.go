@@ -155,50 +155,83 @@ var benchShapes = []struct {
 	{"Pokec_B128_N31_D270", 128, 31, 270},
 }
 
+// benchKernels are the float32 GEMM kernels the benchmarks compare in one
+// run: the default (the AVX2+FMA kernel where available) and gonum's blas32.
+var benchKernels = []string{"asm", "gonum"}
+
+// useBenchKernel selects a kernel for one sub-benchmark and restores the
+// previous choice when it ends; it skips "asm" where there is none.
+func useBenchKernel(b *testing.B, kern string) {
+	prev := tensor.ForceGonumGemm(kern == "gonum")
+	b.Cleanup(func() { tensor.ForceGonumGemm(prev) })
+	if kern == "asm" && tensor.GemmKernel() == "gonum" {
+		b.Skip("no assembly GEMM kernel in this build")
+	}
+}
+
 // BenchmarkScoreStep measures forward+backward of s_θ + s_φ (gradients only,
-// as in the issue) on a batch; ms/subgraph and GFLOP/s (matrix-product FLOPs
-// counted by the tapes) are reported.
+// as in the issue) on a batch with each GEMM kernel; ms/subgraph and GFLOP/s
+// (matrix-product FLOPs counted by the tapes) are reported.
 func BenchmarkScoreStep(b *testing.B) {
 	for _, sh := range benchShapes {
 		for _, workers := range []int{1, 2} {
-			b.Run(fmt.Sprintf("%s/workers=%d", sh.name, workers), func(b *testing.B) {
-				s := newScoreTrainer[float32](b, sh.b, sh.n, sh.d, workers, 1)
-				s.gradients()
-				f0 := s.flops()
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
+			for _, kern := range benchKernels {
+				b.Run(fmt.Sprintf("%s/workers=%d/kernel=%s", sh.name, workers, kern), func(b *testing.B) {
+					useBenchKernel(b, kern)
+					s := newScoreTrainer[float32](b, sh.b, sh.n, sh.d, workers, 1)
 					s.gradients()
-				}
-				sec := b.Elapsed().Seconds()
-				b.ReportMetric(sec/float64(b.N*sh.b)*1e3, "ms/subgraph")
-				b.ReportMetric(float64(s.flops()-f0)/sec/1e9, "GFLOP/s")
-				b.ReportMetric(float64(s.flops()-f0)/float64(b.N*sh.b)/1e6, "MFLOP/subgraph")
-			})
+					f0 := s.flops()
+					b.ReportAllocs()
+					b.ResetTimer()
+					for i := 0; i < b.N; i++ {
+						s.gradients()
+					}
+					sec := b.Elapsed().Seconds()
+					b.ReportMetric(sec/float64(b.N*sh.b)*1e3, "ms/subgraph")
+					b.ReportMetric(float64(s.flops()-f0)/sec/1e9, "GFLOP/s")
+					b.ReportMetric(float64(s.flops()-f0)/float64(b.N*sh.b)/1e6, "MFLOP/subgraph")
+				})
+			}
 		}
 	}
 }
 
-// BenchmarkSgemm measures gonum's Sgemm (through tensor.Gemm, single
-// goroutine) on the shapes that dominate the score networks, as the
-// reference for the GFLOP/s above.
+// BenchmarkSgemm measures the float32 GEMM kernels (through tensor.Gemm,
+// single goroutine) on the shapes that dominate the score networks, as the
+// reference for the GFLOP/s above: m×n×k, with tA/tB the transposes.
 func BenchmarkSgemm(b *testing.B) {
-	for _, s := range [][3]int{{21, 382, 191}, {441, 76, 38}, {76, 441, 38}, {21, 96, 32}, {256, 256, 256}} {
-		m, n, k := s[0], s[1], s[2]
-		b.Run(fmt.Sprintf("%dx%dx%d", m, n, k), func(b *testing.B) {
-			a, bb, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
-			for i := range a {
-				a[i] = float32(i%7) * 0.1
-			}
-			for i := range bb {
-				bb[i] = float32(i%5) * 0.1
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				tensor.Gemm(false, false, m, n, k, 1, a, k, bb, n, 0, c, n)
-			}
-			b.ReportMetric(float64(2*m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
+	for _, s := range []struct {
+		m, n, k int
+		tA, tB  bool
+	}{
+		{21, 382, 191, false, false}, {441, 76, 38, false, false}, {76, 441, 38, true, false},
+		{38, 76, 441, false, true}, {21, 96, 32, false, false}, {256, 256, 256, false, false},
+	} {
+		m, n, k := s.m, s.n, s.k
+		for _, kern := range benchKernels {
+			b.Run(fmt.Sprintf("%dx%dx%d_tA=%v_tB=%v/kernel=%s", m, n, k, s.tA, s.tB, kern), func(b *testing.B) {
+				useBenchKernel(b, kern)
+				a, bb, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+				for i := range a {
+					a[i] = float32(i%7) * 0.1
+				}
+				for i := range bb {
+					bb[i] = float32(i%5) * 0.1
+				}
+				lda, ldb := k, n
+				if s.tA {
+					lda = m
+				}
+				if s.tB {
+					ldb = k
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					tensor.Gemm(s.tA, s.tB, m, n, k, 1, a, lda, bb, ldb, 0, c, n)
+				}
+				b.ReportMetric(float64(2*m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
 	}
 }

@@ -16,11 +16,49 @@ const (
 
 // Gemm computes C = alpha·op(A)·op(B) + beta·C for row-major matrices, where
 // op(X) is X or Xᵀ depending on transA/transB, op(A) is m×k, op(B) is k×n and
-// C is m×n, with leading dimensions lda, ldb, ldc (row strides). float32 runs
-// on blas32, float64 on blas64. It never starts goroutines and never
-// allocates.
+// C is m×n, with leading dimensions lda, ldb, ldc (row strides). With
+// beta == 0, C is not read (NaNs in it do not propagate). float32 runs on the
+// packed AVX2+FMA kernel of this package where the CPU has it (see
+// GemmKernel), else on gonum's blas32; float64 runs on blas64. It never starts
+// goroutines and allocates nothing in steady state (packing workspaces are
+// pooled). It is safe for concurrent use; C must not overlap A or B.
 func Gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	GemmWith(nil, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// GemmWorkspace holds the packing buffers of the float32 kernel (about
+// 0.6 MiB, allocated on first use). The zero value is ready to use. A
+// workspace must not be used by two calls at once; give each goroutine its
+// own (autodiff gives one to every tape).
+type GemmWorkspace struct {
+	w *sgemmWork
+}
+
+// GemmWith is Gemm with an explicit packing workspace: with ws != nil it
+// never touches the shared pool, so a goroutine that owns ws allocates
+// nothing after its first call whatever the garbage collector does. A nil ws
+// means the pool, as in Gemm.
+func GemmWith[T Float](ws *GemmWorkspace, transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		scaleC(m, n, beta, c, ldc)
+		return
+	}
+	if cc, ok := any(c).([]float32); ok && useAsmKernel() {
+		aa, bb := any(a).([]float32), any(b).([]float32)
+		var w *sgemmWork
+		if ws != nil {
+			if ws.w == nil {
+				ws.w = new(sgemmWork)
+			}
+			w = ws.w
+		} else {
+			w = sgemmPool.Get().(*sgemmWork)
+			defer sgemmPool.Put(w)
+		}
+		sgemmPacked(w, asmKernel, transA, transB, m, n, k, float32(alpha), aa, lda, bb, ldb, float32(beta), cc, ldc)
 		return
 	}
 	tA, tB := blas.NoTrans, blas.NoTrans

@@ -1,0 +1,312 @@
+package tensor
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+var gemmSeed = flag.Uint64("gemm.seed", 1, "seed of the randomized float32 GEMM property tests")
+
+// gemmUnit32 is float32's unit roundoff (2⁻²⁴). A k-term dot product in
+// float32 has a forward error of at most about k·u·Σ|aᵢbᵢ| (Higham, γ_k); we
+// allow (k+4)·2u of the absolute-value sum to cover the alpha/beta update and
+// FMA-versus-separate rounding.
+const gemmUnit32 = 1.0 / (1 << 24)
+
+// gemmCase is one randomized problem: op(A) m×k, op(B) k×n, padded leading
+// dimensions, NaN-filled padding and guard regions.
+type gemmCase struct {
+	tA, tB        bool
+	m, n, k       int
+	lda, ldb, ldc int
+	alpha, beta   float32
+}
+
+func (g gemmCase) String() string {
+	return fmt.Sprintf("tA=%v tB=%v m=%d n=%d k=%d lda=%d ldb=%d ldc=%d alpha=%v beta=%v",
+		g.tA, g.tB, g.m, g.n, g.k, g.lda, g.ldb, g.ldc, g.alpha, g.beta)
+}
+
+const gemmGuard = 37 // NaN guard elements before and after every matrix
+
+func randGemmCase(rng *rand.Rand) gemmCase {
+	dim := func() int {
+		switch rng.IntN(6) {
+		case 0:
+			return rng.IntN(4) // 0..3: tiny, including empty
+		case 1:
+			return 1 + rng.IntN(17)
+		case 2:
+			return 6*(1+rng.IntN(6)) + rng.IntN(2) // around the 6-row tile
+		case 3:
+			return 16*(1+rng.IntN(4)) + rng.IntN(3) - 1 // around the 16-column tile
+		default:
+			return 1 + rng.IntN(70)
+		}
+	}
+	g := gemmCase{tA: rng.IntN(2) == 1, tB: rng.IntN(2) == 1, m: dim(), n: dim(), k: dim()}
+	alphas := []float32{1, 0.7, -1.25, 0}
+	betas := []float32{0, 1, 0.3, -0.5}
+	g.alpha, g.beta = alphas[rng.IntN(len(alphas))], betas[rng.IntN(len(betas))]
+	colsA, colsB := g.k, g.n
+	if g.tA {
+		colsA = g.m
+	}
+	if g.tB {
+		colsB = g.k
+	}
+	g.lda, g.ldb, g.ldc = max(1, colsA)+rng.IntN(3), max(1, colsB)+rng.IntN(3), max(1, g.n)+rng.IntN(3)
+	return g
+}
+
+// nanBuf returns a buffer of rows×ld elements plus guards, all NaN, and the
+// window holding the matrix.
+func nanBuf(rows, ld int) (all, win []float32) {
+	all = make([]float32, 2*gemmGuard+rows*ld)
+	nan := float32(math.NaN())
+	for i := range all {
+		all[i] = nan
+	}
+	return all, all[gemmGuard : gemmGuard+rows*ld]
+}
+
+// fill writes random values in [-1, 1) to the rows×cols part of a padded
+// matrix, leaving the padding NaN.
+func fill(rng *rand.Rand, w []float32, rows, cols, ld int) {
+	for i := 0; i < rows; i++ {
+		for j := 0; j < cols; j++ {
+			w[i*ld+j] = float32(2*rng.Float64() - 1)
+		}
+	}
+}
+
+// checkGemm runs gemm on the case and compares it with a float64 reference
+// loop; it fails on any NaN written into C or any guard or padding element
+// that changed.
+func checkGemm(t *testing.T, rng *rand.Rand, g gemmCase, gemm func(g gemmCase, a, b, c []float32)) {
+	t.Helper()
+	rowsA, colsA, rowsB, colsB := g.m, g.k, g.k, g.n
+	if g.tA {
+		rowsA, colsA = g.k, g.m
+	}
+	if g.tB {
+		rowsB, colsB = g.n, g.k
+	}
+	_, a := nanBuf(rowsA, g.lda)
+	_, b := nanBuf(rowsB, g.ldb)
+	call, c := nanBuf(g.m, g.ldc)
+	fill(rng, a, rowsA, colsA, g.lda)
+	fill(rng, b, rowsB, colsB, g.ldb)
+	if g.beta != 0 {
+		fill(rng, c, g.m, g.n, g.ldc) // with beta == 0, C stays NaN: it must not be read
+	}
+	c0 := append([]float32(nil), c...)
+	gemm(g, a, b, c)
+	for i, v := range call {
+		inC := i >= gemmGuard && i < gemmGuard+len(c) && (i-gemmGuard)%g.ldc < g.n
+		if !inC && !math.IsNaN(float64(v)) {
+			t.Fatalf("%v: guard/padding element %d overwritten with %v", g, i, v)
+		}
+	}
+	at := func(i, p int) float64 {
+		if g.tA {
+			return float64(a[p*g.lda+i])
+		}
+		return float64(a[i*g.lda+p])
+	}
+	bt := func(p, j int) float64 {
+		if g.tB {
+			return float64(b[j*g.ldb+p])
+		}
+		return float64(b[p*g.ldb+j])
+	}
+	for i := 0; i < g.m; i++ {
+		for j := 0; j < g.n; j++ {
+			var s, abs float64
+			for p := 0; p < g.k; p++ {
+				s += at(i, p) * bt(p, j)
+				abs += math.Abs(at(i, p) * bt(p, j))
+			}
+			want := float64(g.alpha) * s
+			mag := math.Abs(float64(g.alpha)) * abs
+			if g.beta != 0 {
+				cv := float64(c0[i*g.ldc+j])
+				want += float64(g.beta) * cv
+				mag += math.Abs(float64(g.beta) * cv)
+			}
+			got := float64(c[i*g.ldc+j])
+			tol := float64(g.k+4) * 2 * gemmUnit32 * mag
+			if math.IsNaN(got) || math.Abs(got-want) > tol {
+				t.Fatalf("%v: C[%d,%d] = %v, want %v (tol %v)", g, i, j, got, want, tol)
+			}
+		}
+	}
+}
+
+func gemmVia(g gemmCase, a, b, c []float32) {
+	Gemm(g.tA, g.tB, g.m, g.n, g.k, g.alpha, a, g.lda, b, g.ldb, g.beta, c, g.ldc)
+}
+
+// Large shapes crossing every blocking boundary (kcBlk, mcBlk, ncBlk) and the
+// network shapes, with every transpose combination.
+var gemmBigShapes = [][3]int{
+	{21, 382, 191}, {97, 33, 257}, {13, 530, 40}, {200, 17, 300}, {76, 441, 38}, {38, 76, 441}, {1, 600, 1},
+}
+
+// ensure that the float32 Gemm (the AVX2+FMA kernel where available, gonum
+// in the noasm build) matches a float64 reference loop on many random
+// shapes, transposes, leading dimensions and alpha/beta values, never reads
+// padding or C when beta == 0, and never writes outside C (NaN guards).
+func TestGemm_Float32Property(t *testing.T) {
+	t.Logf("kernel %s, seed %d (-gemm.seed)", GemmKernel(), *gemmSeed)
+	rng := rand.New(rand.NewPCG(*gemmSeed, 2))
+	for it := 0; it < 1500; it++ {
+		checkGemm(t, rng, randGemmCase(rng), gemmVia)
+	}
+	for _, sh := range gemmBigShapes {
+		for tt := 0; tt < 4; tt++ {
+			g := randGemmCase(rng)
+			g.m, g.n, g.k, g.tA, g.tB = sh[0], sh[1], sh[2], tt&1 == 1, tt&2 == 2
+			colsA, colsB := g.k, g.n
+			if g.tA {
+				colsA = g.m
+			}
+			if g.tB {
+				colsB = g.k
+			}
+			g.lda, g.ldb, g.ldc = colsA+1, colsB+2, g.n+1
+			checkGemm(t, rng, g, gemmVia)
+		}
+	}
+}
+
+// ensure that the packed driver is correct with the portable micro-kernel, in
+// every build (the assembly kernel is then checked against kernGo).
+func TestSgemmPacked_GoKernelProperty(t *testing.T) {
+	rng := rand.New(rand.NewPCG(*gemmSeed, 3))
+	packed := func(g gemmCase, a, b, c []float32) {
+		if g.m == 0 || g.n == 0 {
+			return
+		}
+		sgemmPacked(new(sgemmWork), kernGo, g.tA, g.tB, g.m, g.n, g.k, g.alpha, a, g.lda, b, g.ldb, g.beta, c, g.ldc)
+	}
+	for it := 0; it < 500; it++ {
+		checkGemm(t, rng, randGemmCase(rng), packed)
+	}
+	for _, sh := range gemmBigShapes {
+		g := gemmCase{m: sh[0], n: sh[1], k: sh[2], tA: true, lda: sh[0], ldb: sh[1], ldc: sh[1], alpha: 1, beta: 0.5}
+		checkGemm(t, rng, g, packed)
+	}
+}
+
+// ensure that the micro-kernel Gemm dispatches to writes exactly the 6×16
+// tile it is given and agrees with kernGo (both alpha/beta paths), including
+// k = 0 and a k that is not a multiple of the unrolling.
+func TestKernel_MatchesGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(*gemmSeed, 4))
+	for _, k := range []int{0, 1, 3, 4, 5, 8, 13, 64} {
+		for _, beta := range []float32{0, 1, -0.5} {
+			ap, bp := make([]float32, k*kernM), make([]float32, k*kernN)
+			fill(rng, ap, 1, len(ap), len(ap))
+			fill(rng, bp, 1, len(bp), len(bp))
+			ldc := kernN + 3
+			_, c1 := nanBuf(kernM, ldc)
+			for i := 0; i < kernM; i++ {
+				for j := 0; j < kernN; j++ {
+					if beta != 0 {
+						c1[i*ldc+j] = float32(rng.Float64())
+					}
+				}
+			}
+			c2 := append([]float32(nil), c1...)
+			asmKernel(k, ap, bp, c1[:(kernM-1)*ldc+kernN], ldc, 0.75, beta)
+			kernGo(k, ap, bp, c2, ldc, 0.75, beta)
+			for i := range c1 {
+				if d := math.Abs(float64(c1[i] - c2[i])); d > float64(k+4)*2*gemmUnit32*float64(k+1) || math.IsNaN(float64(c1[i])) != math.IsNaN(float64(c2[i])) {
+					t.Fatalf("k=%d beta=%v: c[%d] = %v, Go kernel %v", k, beta, i, c1[i], c2[i])
+				}
+			}
+		}
+	}
+}
+
+// ensure that ForceGonumGemm switches the float32 kernel and reports the
+// previous setting.
+func TestForceGonumGemm_Switches(t *testing.T) {
+	prev := ForceGonumGemm(true)
+	defer ForceGonumGemm(prev)
+	if GemmKernel() != "gonum" {
+		t.Fatalf("forced kernel is %q", GemmKernel())
+	}
+	if !ForceGonumGemm(false) {
+		t.Fatal("ForceGonumGemm did not report the forced setting")
+	}
+	want := "gonum"
+	if haveAsmKernel {
+		want = "avx2+fma"
+	}
+	if GemmKernel() != want {
+		t.Fatalf("kernel %q, want %q", GemmKernel(), want)
+	}
+	rng := rand.New(rand.NewPCG(*gemmSeed, 5))
+	ForceGonumGemm(true)
+	for it := 0; it < 100; it++ {
+		checkGemm(t, rng, randGemmCase(rng), gemmVia)
+	}
+}
+
+// ensure that a float32 Gemm over several blocks with a transposed B
+// allocates nothing once the workspace pool is warm.
+func TestGemm_NoAllocBlocked(t *testing.T) {
+	m, n, k := 97, 530, 300
+	a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+	Gemm(false, true, m, n, k, 1, a, k, b, k, 0, c, n)
+	if allocs := testing.AllocsPerRun(5, func() {
+		Gemm(false, true, m, n, k, 1, a, k, b, k, 0, c, n)
+	}); allocs != 0 {
+		t.Fatalf("Gemm allocated %v times per call", allocs)
+	}
+}
+
+// BenchmarkGemm32 compares the float32 kernels on the network's shapes, one
+// goroutine: kernel=asm is Gemm's default, kernel=gonum is ForceGonumGemm.
+func BenchmarkGemm32(b *testing.B) {
+	for _, s := range [][5]int{
+		{21, 382, 191, 0, 0}, {1344, 382, 191, 0, 0}, {1344, 191, 382, 0, 1}, {191, 382, 1344, 1, 0},
+		{76, 441, 38, 1, 0}, {38, 441, 76, 0, 0}, {38, 76, 441, 0, 1}, {21, 96, 21, 0, 0}, {21, 21, 8, 0, 1}, {256, 256, 256, 0, 0},
+	} {
+		m, n, k, tA, tB := s[0], s[1], s[2], s[3] == 1, s[4] == 1
+		for _, kern := range []string{"asm", "gonum"} {
+			b.Run(fmt.Sprintf("%dx%dx%d_tA%v_tB%v/kernel=%s", m, n, k, s[3], s[4], kern), func(b *testing.B) {
+				if kern == "asm" && !haveAsmKernel {
+					b.Skip("no assembly kernel in this build")
+				}
+				prev := ForceGonumGemm(kern == "gonum")
+				defer ForceGonumGemm(prev)
+				a, bb, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+				for i := range a {
+					a[i] = float32(i%7) * 0.1
+				}
+				for i := range bb {
+					bb[i] = float32(i%5) * 0.1
+				}
+				lda, ldb := k, n
+				if tA {
+					lda = m
+				}
+				if tB {
+					ldb = k
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					Gemm(tA, tB, m, n, k, 1, a, lda, bb, ldb, 0, c, n)
+				}
+				b.ReportMetric(float64(2*m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
