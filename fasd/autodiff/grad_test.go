@@ -141,6 +141,17 @@ func opCases() []opCase {
 				// A fresh rng with a fixed seed per evaluation keeps the mask fixed.
 				return t.Dropout(in[0], 0.3, rand.New(rand.NewPCG(7, 7)))
 			}},
+		{"PackSym", func(r *rand.Rand) []*p64 {
+			return []*p64{adtest.RandParam(r, "a", -1, 1, b, n, n), adtest.RandParam(r, "c", -1, 1, b, 2, n, n)}
+		}, func(t *tp, in []*v64) *v64 { return t.PackSym(in[0], in[1], in[0]) }},
+		{"UnpackSym", func(r *rand.Rand) []*p64 {
+			return []*p64{adtest.RandParam(r, "x", -1, 1, b, 3, autodiff.SymPairs(n))}
+		}, func(t *tp, in []*v64) *v64 { return t.UnpackSym(in[0], n, 2) }},
+		{"PackUnpackMLP", func(r *rand.Rand) []*p64 {
+			return []*p64{adtest.RandParam(r, "x", -1, 1, b, 2, n, n), adtest.RandParam(r, "w", -1, 1, 2, 3), adtest.RandParam(r, "b", -1, 1, 3)}
+		}, func(t *tp, in []*v64) *v64 {
+			return t.UnpackSym(t.Act(t.ChanLinear(t.PackSym(in[0]), in[1], in[2]), autodiff.ELU), n, 2)
+		}},
 		{"Sum", func(r *rand.Rand) []*p64 { return []*p64{adtest.RandParam(r, "x", -1, 1, b, n)} },
 			func(t *tp, in []*v64) *v64 { return t.Sum(t.Mul(in[0], in[0])) }},
 	}
@@ -278,6 +289,63 @@ func TestGCNNorm_MatchesDefinition(t *testing.T) {
 			if want := r[i] * at[i*3+j] * r[j]; math.Abs(got[i*3+j]-want) > 1e-15 {
 				t.Fatalf("Â[%d,%d] = %v want %v", i, j, got[i*3+j], want)
 			}
+		}
+	}
+}
+
+// ensure that an entrywise channel map on packed symmetric matrices,
+// unpacked with scale 2, equals the map on the full matrices followed by
+// Symmetrize(·, 1) bit for bit in float32, and that its gradient with respect
+// to the (symmetric) input equals the full computation's up to rounding.
+func TestPackSym_MatchesFull(t *testing.T) {
+	const b, c, n = 3, 4, 7
+	rng := rand.New(rand.NewPCG(21, 2))
+	x := tensor.New[float32](b, c, n, n)
+	for m := 0; m < b*c; m++ {
+		for i := 0; i < n; i++ {
+			for j := i; j < n; j++ {
+				v := float32(2*rng.Float64() - 1)
+				x.Data[m*n*n+i*n+j], x.Data[m*n*n+j*n+i] = v, v
+			}
+		}
+	}
+	w := tensor.New[float32](c, 5)
+	bias := tensor.New[float32](5)
+	for i := range w.Data {
+		w.Data[i] = float32(2*rng.Float64() - 1)
+	}
+	for i := range bias.Data {
+		bias.Data[i] = float32(rng.Float64() - 0.5)
+	}
+	gw := make([]float32, b*5*n*n)
+	for i := range gw {
+		gw[i] = float32(2*rng.Float64() - 1)
+	}
+	run := func(packed bool) ([]float32, []float32) {
+		tape := autodiff.NewTape[float32]()
+		xv := tape.Input(x, true)
+		wv, bv := tape.Input(w, false), tape.Input(bias, false)
+		var out *autodiff.Var[float32]
+		if packed {
+			out = tape.UnpackSym(tape.Act(tape.ChanLinear(tape.PackSym(xv), wv, bv), autodiff.ELU), n, 2)
+		} else {
+			out = tape.Symmetrize(tape.Act(tape.ChanLinear(xv, wv, bv), autodiff.ELU), 1)
+		}
+		tape.Backward(tape.Dot(out, gw))
+		return out.Value.Data, xv.Grad
+	}
+	full, gFull := run(false)
+	pk, gPk := run(true)
+	for i := range full {
+		if full[i] != pk[i] {
+			t.Fatalf("out[%d]: packed %v, full %v", i, pk[i], full[i])
+		}
+	}
+	for i := range gFull {
+		// Both sum the same four-term products in different orders: a few
+		// float32 roundings of |g| ≤ ~10.
+		if d := math.Abs(float64(gFull[i] - gPk[i])); d > 1e-5 {
+			t.Fatalf("grad[%d]: packed %v, full %v", i, gPk[i], gFull[i])
 		}
 	}
 }

@@ -28,6 +28,8 @@ const (
 	opSquaredError
 	opDot
 	opSum
+	opPackSym
+	opUnpackSym
 )
 
 // node is one recorded operation. Nodes are reused by index across Reset, so
@@ -111,6 +113,10 @@ func (t *Tape[T]) backward(n *node[T]) {
 		t.bwDot(n)
 	case opSum:
 		t.bwSum(n)
+	case opPackSym:
+		t.bwPackSym(n)
+	case opUnpackSym:
+		t.bwUnpackSym(n)
 	default:
 		panic("autodiff: unknown op")
 	}

@@ -121,8 +121,10 @@ func (l *attnLayer[T]) forward(t *Tape[T], cfg *ScoreAConfig, h, c *Var[T], mask
 		v := t.GatherCols(qkv, l.g, 2*cfg.AttnDim, cfg.Hidden)
 		hn = t.Act(t.MaskNodes(l.node.Forward(t, v), mask), autodiff.Tanh)
 	}
-	e := l.edge.ForwardChan(t, t.ConcatChan(att, c))
-	return hn, t.MaskPairs(t.Symmetrize(e, 1), mask, false)
+	// The edge MLP is entrywise and its input channels are symmetric, so it
+	// runs on the packed upper triangle; unpacking with scale 2 is e + eᵀ.
+	e := l.edge.ForwardChan(t, t.PackSym(att, c))
+	return hn, t.MaskPairs(t.UnpackSym(e, c.Value.Shape.Dim(-1), 2), mask, false)
 }
 
 // ScoreA is s_φ: C⁽⁰⁾ = [A, A², …, A^P], K attention layers, readout MLP_A
@@ -168,7 +170,12 @@ func (m *ScoreA[T]) collectParams() []*Param[T] {
 
 // Forward records s_φ(x, a) on t: x (B, N, D), a (B, N, N), mask B·N; the
 // result is (B, N, N), exactly symmetric, with a zero diagonal and zero
-// padded rows and columns.
+// padded rows and columns. a is expected to be symmetric, as every adjacency
+// in FASD: the edge MLPs and MLP_A run on the upper triangle of symmetric
+// channel stacks (autodiff.PackSym), which gives bit for bit the result of
+// running them on every pair; for a non-symmetric a the channels A and A² are
+// symmetrised (½(X + Xᵀ)) before the pair MLPs. ∇_A is the same as that of
+// the all-pairs computation at a symmetric a.
 func (m *ScoreA[T]) Forward(t *Tape[T], x, a *Var[T], mask []T) *Var[T] {
 	var pows [16]*Var[T]
 	pows[0] = a
@@ -186,9 +193,10 @@ func (m *ScoreA[T]) Forward(t *Tape[T], x, a *Var[T], mask []T) *Var[T] {
 		h, c = l.forward(t, &m.Config, h, c, mask)
 		chans[i+1] = c
 	}
-	all := t.ConcatChan(chans[:len(m.layers)+1]...)
-	out := t.MaskPairs(m.Readout.ForwardChan(t, all), mask, true)
+	// MLP_A is entrywise over symmetric channels: packed upper triangle.
 	s := a.Value.Shape
+	all := t.PackSym(chans[:len(m.layers)+1]...)
+	out := t.MaskPairs(t.UnpackSym(m.Readout.ForwardChan(t, all), s.Dim(-1), 1), mask, true)
 	return t.Reshape(out, tensor.S(s.Dim(0), s.Dim(1), s.Dim(2)))
 }
 
