@@ -1,6 +1,8 @@
 package index
 
 import (
+	"bufio"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -8,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -70,12 +73,21 @@ type LoadOptions struct {
 	// Strict makes an edge with an endpoint missing from the node file an
 	// error (with file:line) instead of a skipped and counted edge.
 	Strict bool
-	// BatchBytes bounds one write batch; 0 means 2 MiB. Badger refuses
-	// batches over a few MiB.
+	// BatchBytes bounds one write batch; 0 means 960 KiB with Pebble and
+	// 2 MiB with Badger (which refuses batches over a few MiB).
 	BatchBytes int
+	// TempDir is where Load keeps its spill file (the node rows parsed in
+	// the validation phase, read back in the write phase); "" means
+	// os.TempDir(). The file is removed before Load returns (on Unix it is
+	// unlinked as soon as it is created, so not even a killed process
+	// leaves it behind). It takes about 1 byte per binary feature value
+	// and 5 to 9 bytes per other value.
+	TempDir string
 	// Progress, if set, is called from Load's goroutine now and then with
-	// the stage ("scan nodes", "scan edges", "write") and the bytes of the
-	// stage's file consumed so far and in total (on-disk bytes).
+	// the stage and how far it got: "scan nodes" and "scan edges" count
+	// the bytes of the stage's file (on-disk bytes) consumed so far and in
+	// total; "write" counts the node keys (records, adjacency bitmaps and
+	// id-map entries) committed so far and in total.
 	Progress func(stage string, done, total int64)
 	// AfterCommit, if set, is called after every committed batch of the
 	// write phase with the number of batches committed so far (the
@@ -178,18 +190,29 @@ func (s *SplitOptions) seed() uint64 {
 // mode, each naming file:line) leaves the store exactly as it was: pass 1
 // checks every node row, then the whole edge file is parsed and resolved.
 // Only then does Load commit an incomplete-load marker, delete the old graph
-// (with Replace), write the nodes (pass 2 over the node file) and their
-// adjacency in batches of at most BatchBytes, and finally commit the node
-// sets, the split, the counts, the schema and a new version while clearing
-// the marker, in one batch. If anything stops Load in the write phase (an
-// error, a cancelled ctx, a crash), the marker stays, and Open reports
-// ErrIncompleteLoad until a Load with Replace succeeds.
+// (with Replace), write the nodes and their adjacency in batches of at most
+// BatchBytes, and finally commit the node sets, the split, the counts, the
+// schema and a new version while clearing the marker, in one batch. If
+// anything stops Load in the write phase (an error, a cancelled ctx, a
+// crash), the marker stays, and Open reports ErrIncompleteLoad until a Load
+// with Replace succeeds.
 //
-// Memory: one map entry per node id (dump.Table), the edge list as resolved
-// endpoint pairs and the adjacency being built (O(edges) uint32s: about
-// 16 bytes per undirected edge), the node bitmaps (O(nodes) bits) and one
-// batch. Rows are streamed; feature values are never held for more than a
-// row.
+// Pass 1 over the node file (dump.AnalyzeSpill) writes the parsed rows to a
+// spill file in TempDir, and the write phase reads them back from it: the
+// CSV is parsed once, and what is written is exactly what was validated,
+// even if the node file changes in between. The edge file is parsed on a
+// second goroutine during pass 1. In the write phase a goroutine fills
+// batches (node records, then adjacency bitmaps, then the id map, each in
+// key order) while Load's goroutine commits them. Errors are still reported
+// in the order of a sequential reading: node file, then edge file in line
+// order. Load leaves no goroutine running when it returns.
+//
+// Memory: one map entry per node id (dump.Table), the edge list as parsed
+// endpoints (16 bytes per line) and then as resolved pairs and the
+// adjacency being built (O(edges) uint32s: about 16 bytes per undirected
+// edge), 12 bytes per node for the id map's write order, the node bitmaps
+// (O(nodes) bits) and at most three batches. Feature values are never held
+// for more than a row.
 func Load(ctx context.Context, store storage.Store, opts *LoadOptions) (*LoadReport, error) {
 	if opts == nil {
 		return nil, fmt.Errorf("%w: nil LoadOptions", ErrInvalid)
@@ -203,15 +226,34 @@ func Load(ctx context.Context, store storage.Store, opts *LoadOptions) (*LoadRep
 	l := &loader{ctx: ctx, store: store, opts: opts, report: &LoadReport{
 		Source: opts.Source, NodesFile: filepath.Base(opts.Nodes), EdgesFile: filepath.Base(opts.Edges),
 	}}
-	l.batchBytes = opts.BatchBytes
+	l.batchBytes, l.batchOps = opts.BatchBytes, maxBatchOps
+	if store.Backend() == storage.Pebble {
+		// Pebble has no count limit, and it recycles a batch's buffer only
+		// up to 1 MiB: batches just under that are never regrown, which
+		// measured faster than bigger ones.
+		l.batchOps = 1 << 20
+		if l.batchBytes == 0 {
+			l.batchBytes = pebbleBatchBytes
+		}
+	}
 	if l.batchBytes == 0 {
 		l.batchBytes = 2 << 20
 	}
-	// Validation phase: nothing is written.
+	defer l.removeSpill()
+	// Validation phase: nothing is written. The edge file is parsed on a
+	// second goroutine while the node file is; endpoints are resolved once
+	// the node table exists.
+	ectx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	edges := make(chan rawEdges, 1)
+	go func() { edges <- readEdges(ectx, opts.Edges) }()
 	if err := l.scanNodes(); err != nil {
+		cancel()
+		<-edges
 		return nil, err
 	}
-	if err := l.scanEdges(); err != nil {
+	raw := <-edges
+	if err := l.resolveEdges(&raw); err != nil {
 		return nil, err
 	}
 	l.buildAdjacency()
@@ -247,7 +289,12 @@ type loader struct {
 	opts       *LoadOptions
 	report     *LoadReport
 	batchBytes int
+	batchOps   int
 	table      *dump.Table
+	// spill holds the node rows parsed by pass 1 (dump.AnalyzeSpill) for
+	// the write phase; unlinked says it was removed from its directory.
+	spill    *os.File
+	unlinked bool
 	// pairs holds the resolved edges, two row indices per edge, until
 	// buildAdjacency turns them into off/adj.
 	pairs []uint32
@@ -274,15 +321,8 @@ func (p *progressReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// progressOf reports the progress of r, a dump reader with a Progress
-// method.
-func (l *loader) progressOf(stage string, r interface{ Progress() (int64, int64) }) {
-	if l.opts.Progress != nil {
-		done, total := r.Progress()
-		l.opts.Progress(stage, done, total)
-	}
-}
-
+// scanNodes is pass 1 over the node file; the parsed rows go to a spill
+// file that the write phase reads instead of parsing the CSV again.
 func (l *loader) scanNodes() error {
 	f, err := dump.Open(l.opts.Nodes)
 	if err != nil {
@@ -293,9 +333,21 @@ func (l *loader) scanNodes() error {
 	if l.opts.Progress != nil {
 		r = &progressReader{f: f, stage: "scan nodes", fn: l.opts.Progress}
 	}
-	t, err := dump.Analyze(l.ctx, r, f.Name(), l.opts.Spec)
+	sp, err := os.CreateTemp(l.opts.TempDir, "fasd-load-*.spill")
+	if err != nil {
+		return fmt.Errorf("index: load: create spill file: %w", err)
+	}
+	l.spill = sp
+	// Unlink it at once where the system allows (the open descriptor keeps
+	// it), so that even a killed load leaves nothing behind.
+	l.unlinked = os.Remove(sp.Name()) == nil
+	bw := bufio.NewWriterSize(sp, 1<<20)
+	t, err := dump.AnalyzeSpill(l.ctx, r, f.Name(), l.opts.Spec, bw)
 	if err != nil {
 		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("index: load: write spill file: %w", err)
 	}
 	if t.Rows > int(^uint32(0)) {
 		return fmt.Errorf("%w: %d nodes exceed the uint32 id space", ErrInvalid, t.Rows)
@@ -304,22 +356,69 @@ func (l *loader) scanNodes() error {
 	return nil
 }
 
-func (l *loader) scanEdges() error {
-	er, err := dump.OpenEdges(l.opts.Edges)
+// removeSpill closes and removes the spill file, if any.
+func (l *loader) removeSpill() {
+	if l.spill == nil {
+		return
+	}
+	l.spill.Close()
+	if !l.unlinked {
+		os.Remove(l.spill.Name())
+	}
+	l.spill = nil
+}
+
+// rawEdges is the edge file as parsed, before its endpoints are resolved.
+type rawEdges struct {
+	// ends holds the two endpoints of every edge line, as written.
+	ends []int64
+	// size is the size of the file on disk.
+	size int64
+	// err is what stopped reading: bad input after the last edge in ends,
+	// a read error or a cancelled context.
+	err error
+}
+
+// readEdges parses the edge file at path. It runs on its own goroutine and
+// calls no callback.
+func readEdges(ctx context.Context, path string) rawEdges {
+	er, err := dump.OpenEdges(path)
 	if err != nil {
-		return err
+		return rawEdges{err: err}
 	}
 	defer er.Close()
-	rep := &l.report.Edges
+	_, size := er.Progress()
+	// Each line takes at least 4 bytes ("1 2\n"); typical ids are longer.
+	raw := rawEdges{ends: make([]int64, 0, min(size/8, 1<<24)), size: size}
 	for er.Next() {
+		if er.Edges()%65536 == 0 {
+			if err := ctx.Err(); err != nil {
+				raw.err = err
+				return raw
+			}
+		}
+		a, b := er.Edge()
+		raw.ends = append(raw.ends, a, b)
+	}
+	raw.err = er.Err()
+	return raw
+}
+
+// resolveEdges maps the endpoints of raw to rows and keeps the pairs that
+// are edges, counting the lines, self-loops and unknown endpoints. A
+// parse error of the edge file is returned after the edges before it were
+// resolved, so errors come in file order.
+func (l *loader) resolveEdges(raw *rawEdges) error {
+	rep := &l.report.Edges
+	l.pairs = make([]uint32, 0, len(raw.ends))
+	for i := 0; i < len(raw.ends); i += 2 {
 		rep.Lines++
 		if rep.Lines%65536 == 0 {
 			if err := l.ctx.Err(); err != nil {
 				return err
 			}
-			l.progressOf("scan edges", er)
 		}
-		a, b := er.Edge()
+		a, b := raw.ends[i], raw.ends[i+1]
 		ra, okA := l.table.Resolve(a)
 		rb, okB := l.table.Resolve(b)
 		if !okA || !okB {
@@ -328,7 +427,7 @@ func (l *loader) scanEdges() error {
 				if okA {
 					field, val = 1, b
 				}
-				return &dump.Error{File: filepath.Base(l.opts.Edges), Line: er.Line(), Index: field, Kind: ErrUnknownEndpoint,
+				return &dump.Error{File: filepath.Base(l.opts.Edges), Line: edgeLine(l.opts.Edges, rep.Lines), Index: field, Kind: ErrUnknownEndpoint,
 					Detail: fmt.Sprintf("%d is not a node of %s (by %s)", val, l.table.Name, l.table.Endpoints())}
 			}
 			rep.UnknownEndpoints++
@@ -340,11 +439,30 @@ func (l *loader) scanEdges() error {
 		}
 		l.pairs = append(l.pairs, uint32(ra), uint32(rb))
 	}
-	if err := er.Err(); err != nil {
-		return err
+	raw.ends = nil
+	if raw.err != nil {
+		return raw.err
 	}
-	l.progressOf("scan edges", er)
+	if l.opts.Progress != nil {
+		l.opts.Progress("scan edges", raw.size, raw.size)
+	}
 	return nil
+}
+
+// edgeLine returns the line of the n-th edge (1-based) of the edge file,
+// or 0 if it cannot be read again; it serves error messages only.
+func edgeLine(path string, n int) int {
+	er, err := dump.OpenEdges(path)
+	if err != nil {
+		return 0
+	}
+	defer er.Close()
+	for er.Next() {
+		if er.Edges() == n {
+			return er.Line()
+		}
+	}
+	return 0
 }
 
 // buildAdjacency turns the edge pairs into sorted, duplicate-free,
@@ -402,22 +520,36 @@ func (l *loader) del(k []byte) error {
 // count).
 const maxBatchOps = 32 << 10
 
-// flush commits the current batch if it is over the bounds (or if force).
+// pebbleBatchBytes is the default batch size with Pebble: 1 MiB (the
+// largest buffer Pebble keeps for reuse) less room for the record that
+// crosses the bound.
+const pebbleBatchBytes = 1<<20 - 64<<10
+
+// flush commits the current batch if it is over the bounds (or if force)
+// and starts a new one.
 func (l *loader) flush(force bool) error {
-	if !force && l.batch.Len() < l.batchBytes && l.batch.Count() < maxBatchOps {
+	if !force && l.batch.Len() < l.batchBytes && l.batch.Count() < l.batchOps {
 		return nil
 	}
+	if err := l.commit(l.batch); err != nil {
+		return err
+	}
+	l.batch = l.store.NewBatch()
+	return nil
+}
+
+// commit commits b (unless ctx is done) and counts it.
+func (l *loader) commit(b storage.Batch) error {
 	if err := l.ctx.Err(); err != nil {
 		return err
 	}
-	if err := l.batch.Commit(); err != nil {
+	if err := b.Commit(); err != nil {
 		return fmt.Errorf("index: load: commit batch %d: %w", l.nb+1, err)
 	}
 	l.nb++
 	if l.opts.AfterCommit != nil {
 		l.opts.AfterCommit(l.nb)
 	}
-	l.batch = l.store.NewBatch()
 	return nil
 }
 
@@ -494,61 +626,163 @@ type nodeSets struct {
 	label [3]*roaring.Bitmap
 }
 
+// full is a batch ready to commit; keys is how many keys it sets.
+type full struct {
+	b    storage.Batch
+	keys int
+}
+
+// writeNodes is pass 2: it reads the node rows back from the spill and
+// writes each node's record, id-map entry and adjacency bitmap. A producer
+// goroutine fills batches while this goroutine commits the previous one,
+// so encoding and the store's work overlap; at most three batches exist at
+// a time. AfterCommit and Progress are called from this goroutine.
 func (l *loader) writeNodes() (*nodeSets, []uint32, error) {
-	rr, err := l.table.OpenRows(l.opts.Nodes)
+	if _, err := l.spill.Seek(0, io.SeekStart); err != nil {
+		return nil, nil, fmt.Errorf("index: load: rewind spill file: %w", err)
+	}
+	rr := l.table.NewSpillReader(bufio.NewReaderSize(l.spill, 1<<20))
+	if l.batch.Count() > 0 { // deletions left over from deleteOld
+		if err := l.commit(l.batch); err != nil {
+			return nil, nil, err
+		}
+	}
+	l.batch.Close()
+	l.batch = nil
+	ctx, cancel := context.WithCancel(l.ctx)
+	defer cancel()
+	ch := make(chan full, 1)
+	sets := &nodeSets{}
+	var labelled []uint32
+	var perr error
+	go func() {
+		defer close(ch)
+		perr = l.fillBatches(ctx, rr, sets, &labelled, ch)
+	}()
+	// Keys to write: a record and an id-map entry per node, and an adjacency
+	// bitmap per node with neighbours.
+	total := 2 * l.table.Rows
+	for v := range l.table.Rows {
+		if l.off[v+1] > l.off[v] {
+			total++
+		}
+	}
+	var err error
+	done := 0
+	for f := range ch {
+		if err != nil {
+			f.b.Close() // draining after a failure
+			continue
+		}
+		err = l.commit(f.b)
+		f.b.Close()
+		if err != nil {
+			cancel()
+			continue
+		}
+		done += f.keys
+		if l.opts.Progress != nil {
+			l.opts.Progress("write", int64(done), int64(total))
+		}
+	}
+	l.batch = l.store.NewBatch()
 	if err != nil {
 		return nil, nil, err
 	}
-	defer rr.Close()
-	sets := &nodeSets{}
+	if perr != nil {
+		return nil, nil, perr
+	}
+	return sets, labelled, nil
+}
+
+// fillBatches fills batches and sends them on ch: first the node records
+// (read from rr), then the adjacency bitmaps, then the external-id map, each
+// in ascending key order so that the store appends to a sorted run instead
+// of inserting at random places. It runs on its own goroutine; sets and
+// labelled are handed over when ch is closed.
+func (l *loader) fillBatches(ctx context.Context, rr *dump.RowReader, sets *nodeSets, labelled *[]uint32, ch chan<- full) error {
 	for i := range 3 {
 		sets.sens[i], sets.label[i] = roaring.New(), roaring.New()
 	}
-	var labelled []uint32
+	b := l.store.NewBatch()
+	defer func() { b.Close() }()
+	keys := 0
+	send := func() error {
+		select {
+		case ch <- full{b, keys}:
+			b, keys = l.store.NewBatch(), 0
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	set := func(k, v []byte) error {
+		if err := b.Set(k, v); err != nil {
+			return fmt.Errorf("index: load: write: %w", err)
+		}
+		keys++
+		if b.Len() >= l.batchBytes || b.Count() >= l.batchOps {
+			return send()
+		}
+		return nil
+	}
+	// Node records, in row order.
+	n := l.table.Rows
+	ext := make([]int64, n)
 	var rec []byte
-	var ext [4]byte
-	bm := roaring.New()
 	node := Node{}
 	for rr.Next() {
 		row := rr.Row()
 		v := uint32(row.Index)
 		node.ExternalID, node.Sensitive, node.Label, node.Features = row.ID, row.Sensitive, row.Label, row.Features
-		rec = appendNodeRecord(rec[:0], &node)
-		if err := l.set(nodeKey(v), rec); err != nil {
-			return nil, nil, err
-		}
-		binary.BigEndian.PutUint32(ext[:], v)
-		if err := l.set(extKey(row.ID), ext[:]); err != nil {
-			return nil, nil, err
-		}
-		if list := l.adj[l.off[v]:l.off[v+1]]; len(list) > 0 {
-			bm.Clear()
-			bm.AddMany(list)
-			enc, err := encodeBitmap(bm)
-			if err != nil {
-				return nil, nil, fmt.Errorf("index: load: encode adjacency: %w", err)
-			}
-			if err := l.set(adjKey(v), enc); err != nil {
-				return nil, nil, err
-			}
-		}
+		ext[v] = row.ID
 		sets.sens[row.Sensitive+1].Add(v)
 		sets.label[row.Label+1].Add(v)
 		if row.Label >= 0 {
-			labelled = append(labelled, v)
+			*labelled = append(*labelled, v)
 		}
-		if l.batch.Len() >= l.batchBytes || l.batch.Count() >= maxBatchOps {
-			l.progressOf("write", rr)
-			if err := l.flush(true); err != nil {
-				return nil, nil, err
-			}
+		rec = appendNodeRecord(rec[:0], &node)
+		if err := set(nodeKey(v), rec); err != nil {
+			return err
 		}
 	}
 	if err := rr.Err(); err != nil {
-		return nil, nil, err
+		return err
 	}
-	l.progressOf("write", rr)
-	return sets, labelled, nil
+	// Adjacency, in node order.
+	bm := roaring.New()
+	for v := range uint32(n) {
+		list := l.adj[l.off[v]:l.off[v+1]]
+		if len(list) == 0 {
+			continue
+		}
+		bm.Clear()
+		bm.AddMany(list)
+		enc, err := encodeBitmap(bm)
+		if err != nil {
+			return fmt.Errorf("index: load: encode adjacency: %w", err)
+		}
+		if err := set(adjKey(v), enc); err != nil {
+			return err
+		}
+	}
+	// External ids, in the order of their keys (by value).
+	order := make([]uint32, n)
+	for i := range order {
+		order[i] = uint32(i)
+	}
+	slices.SortFunc(order, func(a, b uint32) int { return cmp.Compare(ext[a], ext[b]) })
+	var val [4]byte
+	for _, v := range order {
+		binary.BigEndian.PutUint32(val[:], v)
+		if err := set(extKey(ext[v]), val[:]); err != nil {
+			return err
+		}
+	}
+	if b.Count() > 0 {
+		return send()
+	}
+	return nil
 }
 
 func (l *loader) computeSplit(sets *nodeSets, labelled []uint32) (split.Split, error) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -339,5 +340,124 @@ func TestLoad_KilledSubprocess(t *testing.T) {
 			}
 			checkGraph(t, g)
 		})
+	}
+}
+
+// Ensure that Load leaves no spill file and no goroutine behind, whether it
+// succeeds, fails on bad node or edge input, or is cancelled in either
+// phase, on both backends.
+func TestLoad_NoLeftovers(t *testing.T) {
+	badRow := strings.Replace(smallNodes, "30,a,-1,2.5,5", "30,a,-1,x,5", 1)
+	cases := []struct {
+		name, nodes, edges string
+		cancelAt           int // cancel after this many commits (0: never)
+		cancelFirst        bool
+		wantErr            error
+	}{
+		{"ok", smallNodes, smallEdges, 0, false, nil},
+		{"bad node", badRow, smallEdges, 0, false, dump.ErrNotNumber},
+		{"bad node and bad edge", badRow, "10 x\n", 0, false, dump.ErrNotNumber},
+		{"bad edge", smallNodes, "10 20\n10 x\n", 0, false, dump.ErrBadEdge},
+		{"missing edge file", smallNodes, "", 0, false, os.ErrNotExist},
+		{"cancelled before", smallNodes, smallEdges, 0, true, context.Canceled},
+		{"cancelled writing", smallNodes, smallEdges, 4, false, context.Canceled},
+	}
+	for _, b := range backends {
+		for _, c := range cases {
+			t.Run(string(b)+"/"+c.name, func(t *testing.T) {
+				s := openMem(t, b)
+				tmp := t.TempDir()
+				opts := smallOptions(t, c.nodes, c.edges)
+				if c.edges == "" {
+					opts.Edges = filepath.Join(tmp, "none.txt")
+				}
+				opts.TempDir, opts.Replace, opts.BatchBytes = tmp, true, 1
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				if c.cancelFirst {
+					cancel()
+				}
+				opts.AfterCommit = func(n int) {
+					if n == c.cancelAt {
+						cancel()
+					}
+				}
+				before := runtime.NumGoroutine()
+				_, err := Load(ctx, s, opts)
+				if !errors.Is(err, c.wantErr) || (err == nil) != (c.wantErr == nil) {
+					t.Fatalf("err %v, want %v", err, c.wantErr)
+				}
+				if left, _ := os.ReadDir(tmp); len(left) != 0 {
+					t.Errorf("left in the temporary directory: %v", left)
+				}
+				deadline := time.Now().Add(2 * time.Second)
+				for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+					time.Sleep(10 * time.Millisecond)
+				}
+				if n := runtime.NumGoroutine(); n > before {
+					t.Errorf("%d goroutines after Load, %d before", n, before)
+				}
+			})
+		}
+	}
+}
+
+// Ensure that the write phase stores what the validation phase checked:
+// a node file rewritten after pass 1 (here, while the edges are resolved)
+// changes nothing in the loaded graph.
+func TestLoad_NodeFileChangedAfterValidation(t *testing.T) {
+	for _, b := range backends {
+		t.Run(string(b), func(t *testing.T) {
+			ref := openMem(t, b)
+			if _, err := Load(context.Background(), ref, smallOptions(t, smallNodes, smallEdges)); err != nil {
+				t.Fatal(err)
+			}
+			s := openMem(t, b)
+			opts := smallOptions(t, smallNodes, smallEdges)
+			changed := false
+			opts.Progress = func(stage string, done, total int64) {
+				if stage == "scan edges" && !changed {
+					changed = true
+					other := strings.ReplaceAll(smallNodes, ",b,", ",a,")
+					if err := os.WriteFile(opts.Nodes, []byte(other), 0o644); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+			if _, err := Load(context.Background(), s, opts); err != nil {
+				t.Fatal(err)
+			}
+			if !changed {
+				t.Fatal("the node file was not rewritten")
+			}
+			strip := func(st storage.Store) string { // the load report holds a time
+				var keep []string
+				for _, line := range strings.Split(dumpStore(t, st), "\n") {
+					if !strings.HasPrefix(line, fmt.Sprintf("%x=", keyLoad)) {
+						keep = append(keep, line)
+					}
+				}
+				return strings.Join(keep, "\n")
+			}
+			if got, want := strip(s), strip(ref); got != want {
+				t.Errorf("graph differs from the one validated:\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}
+
+// Ensure that in Strict mode an unknown endpoint before a malformed line is
+// the error reported (file order), with its line counted over blank lines.
+func TestLoad_EdgeErrorOrder(t *testing.T) {
+	s := openMem(t, storage.Pebble)
+	opts := smallOptions(t, smallNodes, "10 20\n\n\n20 99\n10 x\n")
+	opts.Strict = true
+	_, err := Load(context.Background(), s, opts)
+	if !errors.Is(err, ErrUnknownEndpoint) || !strings.HasPrefix(err.Error(), "edges.txt:4: field 2:") {
+		t.Errorf("got %v", err)
+	}
+	opts.Strict = false
+	if _, err = Load(context.Background(), s, opts); !errors.Is(err, dump.ErrBadEdge) || !strings.HasPrefix(err.Error(), "edges.txt:5:") {
+		t.Errorf("not strict: got %v", err)
 	}
 }
