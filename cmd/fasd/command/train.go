@@ -1,0 +1,282 @@
+package command
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/fasd-db/fasd/fasd/pipeline"
+	"github.com/fasd-db/fasd/internal/progress"
+	"github.com/fasd-db/fasd/query"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// ConfigOptions are the flags that build a pipeline config: a preset, an
+// optional TOML file and dotted-key overrides, applied in that order (the
+// seed flag last).
+type ConfigOptions struct {
+	Preset  string
+	Config  string
+	Sets    []string
+	Seed    uint64
+	seedSet bool
+}
+
+// AddFlags registers the config flags.
+func (o *ConfigOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Preset, "preset", "", "hyper-parameter preset: "+strings.Join(pipeline.Presets(), ", ")+" (required)")
+	fs.StringVar(&o.Config, "config", "", "TOML file overriding preset values")
+	fs.StringArrayVar(&o.Sets, "set", nil, "override one value, key=value (repeatable), e.g. score.epochs=100")
+}
+
+// build returns the validated effective config.
+func (o *ConfigOptions) build(cmd *cobra.Command) (pipeline.Config, error) {
+	if o.Preset == "" {
+		return pipeline.Config{}, usagef("%s: --preset NAME is required (%s)", cmd.Name(), strings.Join(pipeline.Presets(), ", "))
+	}
+	cfg, err := pipeline.Preset(o.Preset)
+	if err != nil {
+		return cfg, &UsageError{Err: err}
+	}
+	if o.Config != "" {
+		f, err := os.Open(o.Config)
+		if err != nil {
+			return cfg, &UsageError{Err: fmt.Errorf("--config: %w", err)}
+		}
+		err = cfg.LoadTOML(o.Config, f)
+		f.Close()
+		if err != nil {
+			return cfg, &UsageError{Err: err}
+		}
+	}
+	for _, kv := range o.Sets {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return cfg, usagef("--set %q: want key=value", kv)
+		}
+		if err := cfg.Set(strings.TrimSpace(k), strings.TrimSpace(v)); err != nil {
+			return cfg, &UsageError{Err: err}
+		}
+	}
+	if f := cmd.Flags().Lookup("seed"); f != nil && f.Changed {
+		cfg.Seed = o.Seed
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, &UsageError{Err: err}
+	}
+	return cfg, nil
+}
+
+// stageProgress draws one progress bar per stage on errOut (a no-op off a
+// TTY) and prints stage times and estimates as plain lines.
+type stageProgress struct {
+	w     io.Writer
+	bar   *progress.Bar
+	quiet bool
+}
+
+func (p *stageProgress) callbacks() pipeline.Callbacks {
+	return pipeline.Callbacks{
+		StageStart: func(s pipeline.Stage, total int) {
+			p.bar = progress.New(p.w, string(s), int64(total), nil)
+		},
+		Progress: func(_ pipeline.Stage, done, _ int) {
+			if p.bar != nil {
+				p.bar.Set(int64(done))
+			}
+		},
+		Estimate: func(s pipeline.Stage, d time.Duration) {
+			if p.bar != nil && p.bar.Enabled() {
+				return // the bar shows its own ETA
+			}
+			if !p.quiet {
+				fmt.Fprintf(p.w, "  %s: about %s\n", s, d.Round(time.Second))
+			}
+		},
+		StageEnd: func(s pipeline.Stage, d time.Duration) {
+			if p.bar != nil {
+				p.bar.Finish()
+				p.bar = nil
+			}
+			if !p.quiet {
+				fmt.Fprintf(p.w, "  %-18s done in %s\n", s, d.Round(10*time.Millisecond))
+			}
+		},
+	}
+}
+
+func printEstimate(w io.Writer, est *pipeline.Estimate, times int) {
+	fmt.Fprintf(w, "time estimate (from a short run of every stage, %s):\n", est.Took.Round(100*time.Millisecond))
+	for _, s := range est.Stages {
+		fmt.Fprintf(w, "  %-18s %s\n", s.Stage, (time.Duration(s.Seconds*float64(time.Second)) * time.Duration(times)).Round(time.Second))
+	}
+	fmt.Fprintf(w, "  %-18s %s\n", "total", (est.Total * time.Duration(times)).Round(time.Second))
+}
+
+// TrainOptions are the flags of fasd train.
+type TrainOptions struct {
+	DB          string
+	Cfg         ConfigOptions
+	Variants    []string
+	Diagnostics bool
+	NoSave      bool
+	JSON        bool
+	// EstimateOnly prints the time estimate and stops before the run.
+	EstimateOnly bool
+}
+
+// AddFlags registers the flags of fasd train.
+func (o *TrainOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.DB, "db", "", "store directory (required)")
+	o.Cfg.AddFlags(fs)
+	fs.Uint64Var(&o.Cfg.Seed, "seed", 0, "run seed (overrides the config)")
+	fs.StringSliceVar(&o.Variants, "variants", []string{"fasd", "no_diffusion"}, "variants to evaluate: fasd, no_diffusion, no_fairness, gcn")
+	fs.BoolVar(&o.Diagnostics, "diagnostics", true, "compute the §14 diagnostics")
+	fs.BoolVar(&o.NoSave, "no-save", false, "do not persist models and run record")
+	fs.BoolVar(&o.JSON, "json", false, "print the run record as JSON")
+	fs.BoolVar(&o.EstimateOnly, "estimate-only", false, "print the time estimate and stop")
+}
+
+var errEstimateOnly = errors.New("estimate only")
+
+func parseVariants(names []string) ([]pipeline.Variant, error) {
+	var out []pipeline.Variant
+	for _, n := range names {
+		ok := false
+		for _, v := range pipeline.Variants() {
+			if string(v) == n {
+				out, ok = append(out, v), true
+			}
+		}
+		if !ok {
+			return nil, usagef("unknown variant %q (known: fasd, no_diffusion, no_fairness, gcn)", n)
+		}
+	}
+	return out, nil
+}
+
+func newTrainCommand() *cobra.Command {
+	o := &TrainOptions{}
+	cmd := &cobra.Command{
+		Use:   "train --db DIR --preset NAME [--seed S] [--config F.toml] [--set key=val ...]",
+		Short: "Train FASD (g_sen, score networks, debiasing, classifier) and store the models",
+		Long: `Train runs the FASD pipeline on the stored graph: it samples one subgraph per
+labelled node, trains g_sen, the fairness-aware score networks and the
+classifier on the debiased subgraphs, evaluates Acc, ΔDP and ΔEO on the test
+nodes, and stores the models and a run record in the store (see query.SaveRun).
+The effective config is printed first, then a time estimate from a short run
+of every stage.
+
+` + exitHelp,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if o.DB == "" {
+				return usagef("train: --db DIR is required")
+			}
+			cfg, err := o.Cfg.build(cmd)
+			if err != nil {
+				return err
+			}
+			variants, err := parseVariants(o.Variants)
+			if err != nil {
+				return err
+			}
+			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			fmt.Fprintf(errOut, "# effective config\n%s\n", cfg.TOML())
+			s, g, err := openGraph(o.DB)
+			if err != nil {
+				return fmt.Errorf("train: %w", err)
+			}
+			defer func() { err = errors.Join(err, s.Close()) }()
+			sp := &stageProgress{w: errOut}
+			ctx, cancel := context.WithCancelCause(cmd.Context())
+			defer cancel(nil)
+			rec, res, err := query.Train(ctx, g, cfg, &query.TrainOptions{
+				Variants: variants, Diagnostics: o.Diagnostics, NoSave: o.NoSave, Callbacks: sp.callbacks(),
+				Sampled: func(in *pipeline.Input, d time.Duration) {
+					fmt.Fprintf(errOut, "sampled %d subgraphs in %s\n", len(in.Subgraphs), d.Round(time.Millisecond))
+				},
+				Estimated: func(est *pipeline.Estimate) {
+					printEstimate(errOut, est, 1)
+					if o.EstimateOnly {
+						cancel(errEstimateOnly)
+					}
+				},
+			})
+			if o.EstimateOnly && errors.Is(context.Cause(ctx), errEstimateOnly) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("train: %w", err)
+			}
+			if o.JSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rec)
+			}
+			printRun(out, rec, res)
+			return nil
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	return cmd
+}
+
+func pct(x pipeline.Num) string {
+	if math.IsNaN(float64(x)) {
+		return "NaN"
+	}
+	return fmt.Sprintf("%.2f", 100*float64(x))
+}
+
+func printRun(w io.Writer, rec *query.RunRecord, res *pipeline.Result) {
+	if rec.ID != 0 {
+		fmt.Fprintf(w, "run %d (seed %d, graph version %d, models %d bytes)\n", rec.ID, rec.Seed, rec.GraphVersion, rec.ModelBytes)
+	} else {
+		fmt.Fprintf(w, "run not saved (seed %d, graph version %d)\n", rec.Seed, rec.GraphVersion)
+	}
+	fmt.Fprintf(w, "subgraphs %d, mean %.1f nodes, %.1f edges\n\n", res.NumSubgraphs, res.MeanNodes, res.MeanEdges)
+	fmt.Fprintf(w, "%-14s %7s %7s %7s %7s  %s\n", "variant", "Acc", "ΔDP", "ΔEO", "valAcc", "epoch")
+	for _, v := range res.Variants {
+		fmt.Fprintf(w, "%-14s %7s %7s %7s %7s  %d\n", v.Variant, pct(v.Test.Acc), pct(v.Test.DP), pct(v.Test.EO), pct(v.ValAcc), v.BestEpoch)
+	}
+	fmt.Fprintf(w, "\nper group (s=0 | s=1): acc, positive rate, TPR\n")
+	for _, v := range res.Variants {
+		g0, g1 := v.Test.Groups[0], v.Test.Groups[1]
+		fmt.Fprintf(w, "%-14s %s %s %s | %s %s %s\n", v.Variant, pct(g0.Acc), pct(g0.PosRate), pct(g0.TPR), pct(g1.Acc), pct(g1.PosRate), pct(g1.TPR))
+	}
+	if dg := res.Diagnostics; dg != nil {
+		fmt.Fprintf(w, "\ndiagnostics (validation-rooted subgraphs)\n")
+		fmt.Fprintf(w, "  g_sen frozen: acc %s → %s, AUC %.3f → %.3f, L_sen %.3f → %.3f\n", pct(dg.GSenOrig.Acc), pct(dg.GSenDeb.Acc),
+			dg.GSenOrig.AUC, dg.GSenDeb.AUC, dg.GSenOrig.Loss, dg.GSenDeb.Loss)
+		fmt.Fprintf(w, "  fresh probe:  acc %s → %s, AUC %.3f → %.3f\n", pct(dg.ProbeOrig.Acc), pct(dg.ProbeDeb.Acc), dg.ProbeOrig.AUC, dg.ProbeDeb.AUC)
+		e := dg.Edits
+		fmt.Fprintf(w, "  edits: ‖X̃−X‖/‖X‖ %.4f (rmse %.4f); edges kept %d, removed %d, added %d of %d\n",
+			e.FeatureChange, e.FeatureRMSE, e.EdgesKept, e.EdgesRemoved, e.EdgesAdded, e.EdgesOrig)
+		if dg.LossRatio != nil {
+			fmt.Fprintf(w, "  held-out R per t bin  X: %v  A: %v\n", fmtBins(dg.LossRatio.RX[:]), fmtBins(dg.LossRatio.RA[:]))
+		}
+		if res.Score != nil {
+			fmt.Fprintf(w, "  ‖γG‖/‖σε‖ per t bin   X: %v  A: %v\n", fmtBins(res.Score.RatioX[:]), fmtBins(res.Score.RatioA[:]))
+		}
+	}
+	fmt.Fprintf(w, "\nstage times\n")
+	for _, t := range res.Timings {
+		fmt.Fprintf(w, "  %-18s %9.2fs\n", t.Stage, t.Seconds)
+	}
+}
+
+func fmtBins(v []pipeline.Num) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = fmt.Sprintf("%.3g", float64(x))
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}

@@ -1,0 +1,122 @@
+package command
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// smallSynthStore generates and loads a 200-node biased graph.
+func smallSynthStore(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err, code := run(t, "gen", "--out", dir, "--nodes", "200", "--features", "6", "--seed", "3"); err != nil {
+		t.Fatalf("gen: %v (exit %d)", err, code)
+	}
+	db := filepath.Join(dir, "db")
+	if _, err, code := run(t, "load", "--db", db, "--preset", "synth", "--dir", dir); err != nil {
+		t.Fatalf("load: %v (exit %d)", err, code)
+	}
+	return db
+}
+
+var fastSets = []string{"--set", "sens.epochs=3", "--set", "score.epochs=1", "--set", "classifier.epochs=3", "--set", "baseline.epochs=5"}
+
+// Ensure that fasd train stores a run, prints its metrics, and that bad
+// configs are usage errors.
+func TestTrainCommand(t *testing.T) {
+	db := smallSynthStore(t)
+	out, err, code := run(t, append([]string{"train", "--db", db, "--preset", "synth", "--seed", "4"}, fastSets...)...)
+	if err != nil {
+		t.Fatalf("train: %v (exit %d)", err, code)
+	}
+	for _, want := range []string{"run 1 (seed 4", "fasd", "no_diffusion", "diagnostics", "stage times"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	out, err, _ = run(t, append([]string{"train", "--db", db, "--preset", "synth", "--json", "--no-save"}, fastSets...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Seed   uint64 `json:"seed"`
+		Result struct {
+			Variants []struct {
+				Variant string `json:"variant"`
+			} `json:"variants"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(out), &rec); err != nil || len(rec.Result.Variants) != 2 {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	toml := filepath.Join(t.TempDir(), "c.toml")
+	os.WriteFile(toml, []byte("[score]\nepochs = -3\n"), 0o644)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"no preset", []string{"train", "--db", db}},
+		{"bad preset", []string{"train", "--db", db, "--preset", "huge"}},
+		{"bad set", []string{"train", "--db", db, "--preset", "synth", "--set", "score.nope=1"}},
+		{"invalid value", []string{"train", "--db", db, "--preset", "synth", "--set", "debias.order=XY"}},
+		{"bad toml", []string{"train", "--db", db, "--preset", "synth", "--config", toml}},
+		{"bad variant", []string{"train", "--db", db, "--preset", "synth", "--variants", "magic"}},
+	} {
+		if _, err, code := run(t, tc.args...); code != ExitUsage {
+			t.Errorf("%s: exit %d (%v), want %d", tc.name, code, err, ExitUsage)
+		}
+	}
+	if _, _, code := run(t, "train", "--db", filepath.Join(t.TempDir(), "none"), "--preset", "synth"); code != ExitStoreState {
+		t.Errorf("missing store: exit %d", code)
+	}
+}
+
+// Ensure that fasd eval --ablations --json reports every variant with mean,
+// std and per-seed values, and that the table form prints them.
+func TestEvalCommand(t *testing.T) {
+	db := smallSynthStore(t)
+	out, err, code := run(t, append([]string{"eval", "--db", db, "--preset", "synth", "--seeds", "2", "--ablations", "--json"}, fastSets...)...)
+	if err != nil {
+		t.Fatalf("eval: %v (exit %d)", err, code)
+	}
+	var rep EvalReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{}
+	for _, v := range rep.Variants {
+		names = append(names, v.Name)
+		if len(v.Acc.PerSeed) != 2 || v.Acc.Mean < 0 || v.Acc.Mean > 100 {
+			t.Errorf("%s: %+v", v.Name, v.Acc)
+		}
+	}
+	if strings.Join(names, ",") != "fasd,no_diffusion,no_fairness,gcn" {
+		t.Errorf("variants %v", names)
+	}
+	out, err, _ = run(t, append([]string{"eval", "--db", db, "--preset", "synth", "--seeds", "1"}, fastSets...)...)
+	if err != nil || !strings.Contains(out, "fasd") || !strings.Contains(out, "(") {
+		t.Fatalf("table: %v\n%s", err, out)
+	}
+}
+
+// Ensure that fasd sweep writes the CSV and both plots.
+func TestSweepCommand(t *testing.T) {
+	db := smallSynthStore(t)
+	dir := filepath.Join(t.TempDir(), "sw")
+	_, err, code := run(t, append([]string{"sweep", "--db", db, "--preset", "synth", "--steps", "1,2", "--lambdas", "0,1", "--out", dir, "--format", "png"}, fastSets...)...)
+	if err != nil {
+		t.Fatalf("sweep: %v (exit %d)", err, code)
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, "sweep.csv"))
+	if err != nil || strings.Count(string(csv), "\n") != 5 {
+		t.Fatalf("csv: %v\n%s", err, csv)
+	}
+	for _, f := range []string{"acc_vs_dp.png", "acc_vs_eo.png"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
