@@ -29,10 +29,11 @@ const (
 
 // kernFunc computes the kernM×kernN tile
 // C = alpha·Ap·Bp + beta·C, where ap holds k groups of kernM values (column p
-// of the A micro-panel), bp holds k groups of kernN values (row p of the B
-// micro-panel), and C starts at c[0] with row stride ldc. With beta == 0, C is
-// not read.
-type kernFunc func(k int, ap, bp, c []float32, ldc int, alpha, beta float32)
+// of the A micro-panel), row p of the B micro-panel is the kernN values at
+// bp[p·ldb:] (ldb = kernN for a packed panel, B's own row stride when the
+// kernel reads a non-transposed B in place), and C starts at c[0] with row
+// stride ldc. With beta == 0, C is not read.
+type kernFunc func(k int, ap, bp []float32, ldb int, c []float32, ldc int, alpha, beta float32)
 
 // sgemmWork is the packing workspace of one Gemm call. It is pooled so that
 // Gemm allocates nothing in steady state; one is in use per concurrent call.
@@ -84,32 +85,42 @@ func sgemmPacked(w *sgemmWork, kern kernFunc, transA, transB bool, m, n, k int, 
 				bt = 1
 			}
 			packB(w.b[:], transB, b, ldb, pc, kc, jc, nc)
+			// A non-transposed B is read in place for its full panels.
+			var bIn []float32
+			if !transB {
+				bIn = b[pc*ldb+jc:]
+			}
 			for ic := 0; ic < m; ic += mcBlk {
 				mc := min(mcBlk, m-ic)
 				packA(w.a[:], transA, a, lda, ic, mc, pc, kc)
-				macroKernel(kern, w, mc, nc, kc, alpha, bt, c[ic*ldc+jc:], ldc)
+				macroKernel(kern, w, bIn, ldb, mc, nc, kc, alpha, bt, c[ic*ldc+jc:], ldc)
 			}
 		}
 	}
 }
 
-// macroKernel multiplies the packed mc×kc block of A by the packed kc×nc
-// block of B into C (starting at c[0], row stride ldc).
-func macroKernel(kern kernFunc, w *sgemmWork, mc, nc, kc int, alpha, beta float32, c []float32, ldc int) {
+// macroKernel multiplies the packed mc×kc block of A by the kc×nc block of
+// B into C (starting at c[0], row stride ldc). B's full panels are read in
+// place from bIn (row stride ldb) when bIn != nil, else from the packed
+// block; partial panels are always packed.
+func macroKernel(kern kernFunc, w *sgemmWork, bIn []float32, ldb, mc, nc, kc int, alpha, beta float32, c []float32, ldc int) {
 	for jr := 0; jr < nc; jr += kernN {
 		nr := min(kernN, nc-jr)
-		bp := w.b[jr*kc : (jr+kernN)*kc]
+		bp, bs := w.b[jr*kc:(jr+kernN)*kc], kernN
+		if bIn != nil && nr == kernN {
+			bp, bs = bIn[jr:jr+(kc-1)*ldb+kernN], ldb
+		}
 		for ir := 0; ir < mc; ir += kernM {
 			mr := min(kernM, mc-ir)
 			ap := w.a[ir*kc : (ir+kernM)*kc]
 			co := ir*ldc + jr
 			if mr == kernM && nr == kernN {
 				cc := c[co : co+(kernM-1)*ldc+kernN]
-				kern(kc, ap, bp, cc, ldc, alpha, beta)
+				kern(kc, ap, bp, bs, cc, ldc, alpha, beta)
 				continue
 			}
 			t := w.tile[:]
-			kern(kc, ap, bp, t, kernN, 1, 0)
+			kern(kc, ap, bp, bs, t, kernN, 1, 0)
 			for i := 0; i < mr; i++ {
 				row := c[co+i*ldc : co+i*ldc+nr]
 				tr := t[i*kernN : i*kernN+nr]
@@ -139,7 +150,8 @@ func packA(dst []float32, trans bool, a []float32, lda, ic, mc, pc, kc int) {
 			// op(A)[i][p] = a[p·lda+i]: kernM consecutive values per p.
 			for p := 0; p < kc; p++ {
 				o := (pc+p)*lda + ic + ir
-				*(*[kernM]float32)(panel[p*kernM:]) = [kernM]float32(a[o : o+kernM])
+				s, d := a[o:o+kernM:o+kernM], panel[p*kernM:p*kernM+kernM:p*kernM+kernM]
+				d[0], d[1], d[2], d[3], d[4], d[5] = s[0], s[1], s[2], s[3], s[4], s[5]
 			}
 		case trans:
 			for p := 0; p < kc; p++ {
@@ -182,11 +194,7 @@ func packB(dst []float32, trans bool, b []float32, ldb, pc, kc, jc, nc int) {
 		panel := dst[jr*kc : (jr+kernN)*kc]
 		switch {
 		case !trans && nr == kernN:
-			// op(B)[p][j] = b[p·ldb+j]: a contiguous run per p.
-			for p := 0; p < kc; p++ {
-				o := (pc+p)*ldb + jc + jr
-				*(*[kernN]float32)(panel[p*kernN:]) = [kernN]float32(b[o : o+kernN])
-			}
+			// Read in place by the kernel.
 		case !trans:
 			for p := 0; p < kc; p++ {
 				o := (pc+p)*ldb + jc + jr
@@ -238,12 +246,12 @@ func scaleC[T Float](m, n int, beta T, c []T, ldc int) {
 // kernGo is the portable micro-kernel with the kernFunc contract. Tests use
 // it to check the packing driver in every build; the assembly kernel is
 // checked against it.
-func kernGo(k int, ap, bp, c []float32, ldc int, alpha, beta float32) {
+func kernGo(k int, ap, bp []float32, ldb int, c []float32, ldc int, alpha, beta float32) {
 	var acc [kernM * kernN]float32
-	ap, bp = ap[:k*kernM], bp[:k*kernN]
+	ap = ap[:k*kernM]
 	for p := 0; p < k; p++ {
 		av := ap[p*kernM : p*kernM+kernM]
-		bv := bp[p*kernN : p*kernN+kernN]
+		bv := bp[p*ldb : p*ldb+kernN]
 		for i, x := range av {
 			row := acc[i*kernN : i*kernN+kernN]
 			for j, y := range bv {

@@ -2,17 +2,23 @@
 
 #include "textflag.h"
 
-// func kern6x16(k int, ap, bp, c []float32, ldc int, alpha, beta float32)
+// func kern6x16(k int, ap, bp []float32, ldb int, c []float32, ldc int, alpha, beta float32)
 //
 // Y0..Y11 hold the 6×16 accumulator tile (row i in Y(2i), Y(2i+1)); per k
 // step two 8-wide loads of the B micro-panel and six broadcasts of the A
-// micro-panel feed twelve FMAs.
-TEXT ·kern6x16(SB), NOSPLIT, $0-96
+// micro-panel feed twelve FMAs. Row p of the B panel is at bp + p·ldb.
+TEXT ·kern6x16(SB), NOSPLIT, $0-104
 	MOVQ k+0(FP), CX
 	MOVQ ap_base+8(FP), SI
 	MOVQ bp_base+32(FP), DI
-	MOVQ c_base+56(FP), DX
-	MOVQ ldc+80(FP), R8
+	MOVQ ldb+56(FP), R9
+	SHLQ $2, R9
+	LEAQ (R9)(R9*1), R10
+	LEAQ (R10)(R9*1), R11
+	MOVQ R9, R12
+	SHLQ $2, R12
+	MOVQ c_base+64(FP), DX
+	MOVQ ldc+88(FP), R8
 	SHLQ $2, R8
 
 	VXORPS Y0, Y0, Y0
@@ -55,8 +61,8 @@ loop4:
 	VFMADD231PS  Y13, Y15, Y11
 
 	// k step 1
-	VMOVUPS      64(DI), Y12
-	VMOVUPS      96(DI), Y13
+	VMOVUPS      (DI)(R9*1), Y12
+	VMOVUPS      32(DI)(R9*1), Y13
 	VBROADCASTSS 24(SI), Y14
 	VBROADCASTSS 28(SI), Y15
 	VFMADD231PS  Y12, Y14, Y0
@@ -77,8 +83,8 @@ loop4:
 	VFMADD231PS  Y13, Y15, Y11
 
 	// k step 2
-	VMOVUPS      128(DI), Y12
-	VMOVUPS      160(DI), Y13
+	VMOVUPS      (DI)(R10*1), Y12
+	VMOVUPS      32(DI)(R10*1), Y13
 	VBROADCASTSS 48(SI), Y14
 	VBROADCASTSS 52(SI), Y15
 	VFMADD231PS  Y12, Y14, Y0
@@ -99,8 +105,8 @@ loop4:
 	VFMADD231PS  Y13, Y15, Y11
 
 	// k step 3
-	VMOVUPS      192(DI), Y12
-	VMOVUPS      224(DI), Y13
+	VMOVUPS      (DI)(R11*1), Y12
+	VMOVUPS      32(DI)(R11*1), Y13
 	VBROADCASTSS 72(SI), Y14
 	VBROADCASTSS 76(SI), Y15
 	VFMADD231PS  Y12, Y14, Y0
@@ -121,7 +127,7 @@ loop4:
 	VFMADD231PS  Y13, Y15, Y11
 
 	ADDQ $96, SI
-	ADDQ $256, DI
+	ADDQ R12, DI
 	SUBQ $4, CX
 	CMPQ CX, $4
 	JGE  loop4
@@ -152,13 +158,13 @@ loop1:
 	VFMADD231PS  Y12, Y15, Y10
 	VFMADD231PS  Y13, Y15, Y11
 	ADDQ         $24, SI
-	ADDQ         $64, DI
+	ADDQ         R9, DI
 	DECQ         CX
 	JNZ          loop1
 
 store:
 	// Scale by alpha.
-	VBROADCASTSS alpha+88(FP), Y14
+	VBROADCASTSS alpha+96(FP), Y14
 	VMULPS       Y14, Y0, Y0
 	VMULPS       Y14, Y1, Y1
 	VMULPS       Y14, Y2, Y2
@@ -173,11 +179,11 @@ store:
 	VMULPS       Y14, Y11, Y11
 
 	// beta == ±0: overwrite C without reading it.
-	MOVL  beta+92(FP), AX
+	MOVL  beta+100(FP), AX
 	ANDL  $0x7fffffff, AX
 	JZ    overwrite
 
-	VBROADCASTSS beta+92(FP), Y15
+	VBROADCASTSS beta+100(FP), Y15
 	VFMADD231PS  (DX), Y15, Y0
 	VFMADD231PS  32(DX), Y15, Y1
 	VMOVUPS      Y0, (DX)

@@ -209,7 +209,8 @@ func TestKernel_MatchesGo(t *testing.T) {
 	rng := rand.New(rand.NewPCG(*gemmSeed, 4))
 	for _, k := range []int{0, 1, 3, 4, 5, 8, 13, 64} {
 		for _, beta := range []float32{0, 1, -0.5} {
-			ap, bp := make([]float32, k*kernM), make([]float32, k*kernN)
+			const ldb = kernN + 5 // B read in place with a row stride
+			ap, bp := make([]float32, k*kernM), make([]float32, k*ldb)
 			fill(rng, ap, 1, len(ap), len(ap))
 			fill(rng, bp, 1, len(bp), len(bp))
 			ldc := kernN + 3
@@ -222,8 +223,9 @@ func TestKernel_MatchesGo(t *testing.T) {
 				}
 			}
 			c2 := append([]float32(nil), c1...)
-			asmKernel(k, ap, bp, c1[:(kernM-1)*ldc+kernN], ldc, 0.75, beta)
-			kernGo(k, ap, bp, c2, ldc, 0.75, beta)
+			bIn := bp[:max(0, (k-1)*ldb+kernN)]
+			asmKernel(k, ap, bIn, ldb, c1[:(kernM-1)*ldc+kernN], ldc, 0.75, beta)
+			kernGo(k, ap, bIn, ldb, c2, ldc, 0.75, beta)
 			for i := range c1 {
 				if d := math.Abs(float64(c1[i] - c2[i])); d > float64(k+4)*2*gemmUnit32*float64(k+1) || math.IsNaN(float64(c1[i])) != math.IsNaN(float64(c2[i])) {
 					t.Fatalf("k=%d beta=%v: c[%d] = %v, Go kernel %v", k, beta, i, c1[i], c2[i])
