@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -146,6 +147,48 @@ func FuzzNodeRow(f *testing.F) {
 		}
 		if rr.Err() != nil || i != len(ids) {
 			t.Fatalf("round trip: %d rows, %v", i, rr.Err())
+		}
+	})
+}
+
+// refParseNumber is the plain strconv version of parseNumber, the oracle of
+// FuzzParseNumber.
+func refParseNumber(s string) (float64, error) {
+	v, err := strconv.ParseFloat(trimSpace(s), 64)
+	switch {
+	case err != nil && errors.Is(err, strconv.ErrRange) && math.IsInf(v, 0):
+		return 0, ErrNonFinite
+	case err != nil && errors.Is(err, strconv.ErrRange):
+		return v, nil
+	case err != nil:
+		return 0, ErrNotNumber
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return 0, ErrNonFinite
+	}
+	return v, nil
+}
+
+// FuzzParseNumber checks that parseNumber, with its integer and plain-decimal
+// fast paths, gives bit for bit the value (or the error class) of
+// strconv.ParseFloat, for strings and for byte slices.
+func FuzzParseNumber(f *testing.F) {
+	for _, s := range []string{"0", "-0", "1", "1.0546417", "-0.0", ".5", "5.", ".", "-", "+1.25",
+		"123456789012345", "1234567890123456", "0.000000000000001", "9007199254740993", "1e5",
+		"0x1p-2", "1_0", " 2.5\r", "NaN", "-Inf", "1e400", "4.9e-325", "00000000000000001.5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, werr := refParseNumber(s)
+		v1, err1 := parseNumber(s)
+		v2, err2 := parseNumber([]byte(s))
+		for _, got := range []struct {
+			v   float64
+			err error
+		}{{v1, err1}, {v2, err2}} {
+			if got.err != werr || math.Float64bits(got.v) != math.Float64bits(want) {
+				t.Fatalf("parseNumber(%q) = %v (%x), %v; strconv gives %v (%x), %v",
+					s, got.v, math.Float64bits(got.v), got.err, want, math.Float64bits(want), werr)
+			}
 		}
 	})
 }

@@ -439,9 +439,8 @@ type RowReader struct {
 	h     maphash.Hash
 	rec   record
 	row   Row
-	lo    []float64 // per-feature min
-	span  []float64 // per-feature max-min (0: constant column)
-	n     int       // rows read so far
+	sc    scaler
+	n     int // rows read so far
 	err   error
 	state int // 0 before header, 1 reading, 2 done
 }
@@ -452,11 +451,7 @@ func (t *Table) newRowReader() *RowReader {
 	nf := len(t.FeatureNames)
 	rr.rec.vals = make([]float64, nf)
 	rr.row.Features = make([]float32, nf)
-	rr.lo, rr.span = make([]float64, nf), make([]float64, nf)
-	for j := range nf {
-		rr.lo[j] = t.Min[j]
-		rr.span[j] = t.Max[j] - t.Min[j]
-	}
+	rr.sc = newScaler(t)
 	return rr
 }
 
@@ -560,7 +555,7 @@ func (rr *RowReader) Next() bool {
 // nextSpill reads the next row from the spill.
 func (rr *RowReader) nextSpill() bool {
 	t := rr.t
-	line, err := rr.spill.next(&rr.rec)
+	line, err := rr.spill.next(&rr.rec, &rr.sc, rr.row.Features)
 	if err == io.EOF {
 		if rr.n != t.Rows {
 			return rr.fail(&Error{Index: -1, Kind: ErrRead, Detail: fmt.Sprintf("spill ends after %d of %d rows", rr.n, t.Rows)})
@@ -576,7 +571,9 @@ func (rr *RowReader) nextSpill() bool {
 		return rr.fail(&Error{Index: -1, Kind: ErrRead, Detail: fmt.Sprintf("spill holds more than %d rows", t.Rows)})
 	}
 	rr.n++
-	return rr.emit(index, line)
+	rr.row.Index, rr.row.Line, rr.row.ID = index, line, rr.rec.id
+	rr.row.Sensitive, rr.row.Label = rr.rec.sens, rr.rec.label
+	return true
 }
 
 // emit fills rr.row from rr.rec, scaling the features.
@@ -584,39 +581,57 @@ func (rr *RowReader) emit(index, line int) bool {
 	t := rr.t
 	rr.row.Index, rr.row.Line, rr.row.ID = index, line, rr.rec.id
 	rr.row.Sensitive, rr.row.Label = rr.rec.sens, rr.rec.label
-	nf := len(rr.rec.vals)
-	out := rr.row.Features[:nf]
-	if !t.layout.spec.Scale {
-		for j, v := range rr.rec.vals {
-			out[j] = float32(v)
-		}
-		return true
-	}
-	lo, span, hi := rr.lo[:nf], rr.span[:nf], t.Max[:nf]
+	out := rr.row.Features[:len(rr.rec.vals)]
 	for j, v := range rr.rec.vals {
-		if s := span[j]; s > 0 && s <= math.MaxFloat64 && v >= lo[j] && v <= hi[j] {
-			// The common case of scaleValue, inlined.
-			x := 2*((v-lo[j])/s) - 1
-			if x < -1 {
-				x = -1
-			} else if x > 1 {
-				x = 1
-			}
-			out[j] = float32(x)
-			continue
-		}
-		x, ok := scaleValue(v, lo[j], span[j], hi[j])
+		x, ok := rr.sc.value(j, v)
 		if !ok {
-			kind := ErrChanged
-			if rr.spill != nil {
-				kind = ErrRead // the spill is not the file: it is corrupt
-			}
-			return rr.fail(&Error{Line: line, Column: t.FeatureNames[j], Index: t.layout.feat[j], Kind: kind,
+			return rr.fail(&Error{Line: line, Column: t.FeatureNames[j], Index: t.layout.feat[j], Kind: ErrChanged,
 				Detail: "value outside the first pass's range: " + strconv.FormatFloat(v, 'g', -1, 64)})
 		}
 		out[j] = x
 	}
 	return true
+}
+
+// scaler maps raw feature values to the values pass 2 emits: scaled to
+// [-1, 1] with the table's ranges, or converted to float32.
+type scaler struct {
+	scale        bool
+	lo, span, hi []float64 // per feature: min, max-min (0: constant), max
+	small        []float32 // per feature: the values 0 and 1 map to
+	smallInRange []bool    // per feature: whether 0 and 1 lie in [min, max]
+}
+
+func newScaler(t *Table) scaler {
+	nf := len(t.FeatureNames)
+	sc := scaler{scale: t.layout.spec.Scale, lo: t.Min, hi: t.Max, span: make([]float64, nf),
+		small: make([]float32, 2*nf), smallInRange: make([]bool, 2*nf)}
+	for j := range nf {
+		sc.span[j] = t.Max[j] - t.Min[j]
+		for k := range 2 {
+			sc.small[2*j+k], sc.smallInRange[2*j+k] = sc.value(j, float64(k))
+		}
+	}
+	return sc
+}
+
+// value maps feature j's raw value v; ok is false when v lies outside the
+// range of pass 1 (scaled features only).
+func (sc *scaler) value(j int, v float64) (float32, bool) {
+	if !sc.scale {
+		return float32(v), true
+	}
+	if s := sc.span[j]; s > 0 && s <= math.MaxFloat64 && v >= sc.lo[j] && v <= sc.hi[j] {
+		// The common case of scaleValue, inlined.
+		x := 2*((v-sc.lo[j])/s) - 1
+		if x < -1 {
+			x = -1
+		} else if x > 1 {
+			x = 1
+		}
+		return float32(x), true
+	}
+	return scaleValue(v, sc.lo[j], sc.span[j], sc.hi[j])
 }
 
 // scaleValue maps v ∈ [lo, hi] to [-1, 1]; span is hi-lo (possibly +Inf

@@ -36,6 +36,9 @@ func parseNumber[T ~string | ~[]byte](s T) (float64, error) {
 			return float64(i), nil
 		}
 	}
+	if v, ok := parsePlainDecimal(t); ok {
+		return v, nil
+	}
 	v, err := strconv.ParseFloat(string(t), 64)
 	if err != nil {
 		if errors.Is(err, strconv.ErrRange) && math.IsInf(v, 0) {
@@ -99,6 +102,51 @@ func parseDecimal[T ~string | ~[]byte](b T) (int64, bool) {
 			return 0, false
 		}
 		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// exactPow10 holds the powers of ten that float64 represents exactly.
+var exactPow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// parsePlainDecimal is the fast path of parseNumber for a plain decimal: an
+// optional sign, digits, an optional point and digits (at least one digit
+// in all, no exponent), with at most 15 digits. The digits form an integer
+// m < 10^15 < 2^53 and the value is m / 10^k with k ≤ 15, both exact in
+// float64, so the one division is correctly rounded: the result is the one
+// strconv.ParseFloat gives (Clinger's fast path). Anything else reports
+// false.
+func parsePlainDecimal[T ~string | ~[]byte](b T) (float64, bool) {
+	i := 0
+	neg := false
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		neg = b[0] == '-'
+		i++
+	}
+	var m uint64
+	digits, frac := 0, -1
+	for ; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c >= '0' && c <= '9':
+			m = m*10 + uint64(c-'0')
+			digits++
+		case c == '.' && frac < 0:
+			frac = digits
+		default:
+			return 0, false
+		}
+	}
+	if digits == 0 || digits > 15 {
+		return 0, false
+	}
+	v := float64(m)
+	if frac >= 0 {
+		v /= exactPow10[digits-frac]
 	}
 	if neg {
 		v = -v

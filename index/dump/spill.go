@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"slices"
@@ -85,9 +86,11 @@ type spillReader struct {
 	buf []byte
 }
 
-// next decodes the next row into rec (whose vals has nf entries) and
-// returns its line; io.EOF at a clean end.
-func (s *spillReader) next(rec *record) (int, error) {
+// next decodes the next row: the id and attributes into rec and the
+// features, mapped by sc, into out (nf entries). It returns the row's line;
+// io.EOF at a clean end. The values 0 and 1, most of a typical dump, are
+// looked up in sc instead of being scaled one by one.
+func (s *spillReader) next(rec *record, sc *scaler, out []float32) (int, error) {
 	if s.br == nil {
 		if br, ok := s.r.(*bufio.Reader); ok {
 			s.br = br
@@ -123,29 +126,40 @@ func (s *spillReader) next(rec *record) (int, error) {
 	}
 	rec.id, rec.sens, rec.label = id, int8(b[k]), int8(b[k+1])
 	b = b[k+2:]
-	vals := rec.vals[:s.nf]
-	for j := range vals {
+	out = out[:s.nf]
+	small, inRange := sc.small[:2*s.nf], sc.smallInRange[:2*s.nf]
+	for j := range out {
 		if len(b) == 0 {
 			return 0, errSpillCorrupt
 		}
 		t := b[0]
+		if t <= 1 && inRange[2*j+int(t)] {
+			out[j] = small[2*j+int(t)]
+			b = b[1:]
+			continue
+		}
+		var v float64
 		switch {
 		case t <= spillSmallMax:
-			vals[j] = float64(t)
+			v = float64(t)
 			b = b[1:]
 		case t == spillF32 && len(b) >= 5:
-			vals[j] = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[1:5])))
+			v = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[1:5])))
 			b = b[5:]
 		case t == spillF64 && len(b) >= 9:
-			v := math.Float64frombits(binary.LittleEndian.Uint64(b[1:9]))
+			v = math.Float64frombits(binary.LittleEndian.Uint64(b[1:9]))
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return 0, errSpillCorrupt
 			}
-			vals[j] = v
 			b = b[9:]
 		default:
 			return 0, errSpillCorrupt
 		}
+		x, ok := sc.value(j, v)
+		if !ok {
+			return 0, fmt.Errorf("%w: feature %d: %v outside the range of pass 1", errSpillCorrupt, j+1, v)
+		}
+		out[j] = x
 	}
 	if len(b) != 0 {
 		return 0, errSpillCorrupt
