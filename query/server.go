@@ -243,8 +243,39 @@ func (n *NodeRequest) toNode() index.Node {
 // AddNodesExternal adds nodes and their edges (external ids) in one
 // update.
 func (e *Engine) AddNodesExternal(ctx context.Context, nodes []NodeRequest) (*UpdateReport, error) {
+	return e.ApplyExternal(ctx, nodes, nil, nil)
+}
+
+// EdgesExternal adds (add) or removes edges given by external ids in one
+// update.
+func (e *Engine) EdgesExternal(ctx context.Context, edges [][2]int64, add bool) (*UpdateReport, error) {
+	if add {
+		return e.ApplyExternal(ctx, nil, edges, nil)
+	}
+	return e.ApplyExternal(ctx, nil, nil, edges)
+}
+
+// ApplyExternal applies, as one atomic update, new nodes (with their
+// edges), then added edges, then removed edges, all by external id; an id
+// may name a node added by the same call.
+func (e *Engine) ApplyExternal(ctx context.Context, nodes []NodeRequest, add, remove [][2]int64) (*UpdateReport, error) {
+	v, err := e.g.View()
+	if err != nil {
+		return nil, err
+	}
+	defer v.Close()
 	return e.Update(ctx, func(tx *index.Tx) error {
 		ids := make(map[int64]uint32, len(nodes))
+		resolve := func(ext int64) (uint32, error) {
+			if id, ok := ids[ext]; ok {
+				return id, nil
+			}
+			id, err := v.InternalID(ext)
+			if errors.Is(err, index.ErrUnknownID) {
+				return 0, fmt.Errorf("%w: external id %d", ErrUnknownNode, ext)
+			}
+			return id, err
+		}
 		for _, n := range nodes {
 			id, err := tx.AddNode(n.toNode())
 			if err != nil {
@@ -254,48 +285,37 @@ func (e *Engine) AddNodesExternal(ctx context.Context, nodes []NodeRequest) (*Up
 		}
 		for _, n := range nodes {
 			for _, w := range n.Edges {
-				wid, ok := ids[w]
-				if !ok {
-					var err error
-					if wid, err = e.internalID(w); err != nil {
-						return err
-					}
+				wid, err := resolve(w)
+				if err != nil {
+					return err
 				}
 				if _, err := tx.AddEdge(ids[n.ID], wid); err != nil {
 					return err
 				}
 			}
 		}
+		for k, list := range [][][2]int64{add, remove} {
+			for _, ed := range list {
+				a, err := resolve(ed[0])
+				if err != nil {
+					return err
+				}
+				b, err := resolve(ed[1])
+				if err != nil {
+					return err
+				}
+				if k == 0 {
+					_, err = tx.AddEdge(a, b)
+				} else {
+					_, err = tx.RemoveEdge(a, b)
+				}
+				if err != nil {
+					return err
+				}
+			}
+		}
 		return nil
 	})
-}
-
-// EdgesExternal adds (add) or removes edges given by external ids in one
-// update.
-func (e *Engine) EdgesExternal(ctx context.Context, edges [][2]int64, add bool) (*UpdateReport, error) {
-	v, err := e.g.View()
-	if err != nil {
-		return nil, err
-	}
-	pairs := make([][2]uint32, len(edges))
-	for i, ed := range edges {
-		for j := range 2 {
-			u, err := v.InternalID(ed[j])
-			if err != nil {
-				v.Close()
-				if errors.Is(err, index.ErrUnknownID) {
-					return nil, fmt.Errorf("%w: external id %d", ErrUnknownNode, ed[j])
-				}
-				return nil, err
-			}
-			pairs[i][j] = u
-		}
-	}
-	v.Close()
-	if add {
-		return e.AddEdges(ctx, pairs)
-	}
-	return e.RemoveEdges(ctx, pairs)
 }
 
 // routeStats count the requests of one route.

@@ -100,5 +100,7 @@ Diffusion).
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
 	root.AddCommand(newGenCommand(), newLoadCommand(), newStatsCommand(), newCheckCommand())
 	root.AddCommand(newTrainCommand(), newEvalCommand(), newSweepCommand())
+	root.AddCommand(newMaterializeCommand(), newPredictCommand(), newUpdateCommand(), newRefreshCommand(),
+		newAuditCommand(), newServeCommand(), newDemoCommand())
 	return root
 }

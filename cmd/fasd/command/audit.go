@@ -1,0 +1,87 @@
+package command
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/fasd-db/fasd/query"
+	"github.com/spf13/cobra"
+)
+
+func newAuditCommand() *cobra.Command {
+	o := &EngineOptions{}
+	var set string
+	cmd := &cobra.Command{
+		Use:   "audit --db DIR [--set test|labelled] [--json]",
+		Short: "Fairness audit (Acc, ΔDP, ΔEO per group) of the current views",
+		Long: `Audit computes accuracy, ΔDP and ΔEO, and per sensitive group the accuracy,
+positive rate and true-positive rate, of the current views over the test
+nodes (or all labelled nodes), next to the same metrics for the w/o-Diffusion
+predictions (the classifier trained on the original subgraphs) when the
+models have one. It reads views only; stale views are counted.
+
+` + exitHelp,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			e, _, err := o.openEngine("audit", cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer func() { err = errors.Join(err, e.Close()) }()
+			rep, err := e.Audit(cmd.Context(), set)
+			if errors.Is(err, query.ErrInvalid) {
+				return usagef("audit: %v", err)
+			}
+			if err != nil {
+				return fmt.Errorf("audit: %w", err)
+			}
+			if o.JSON {
+				return printJSON(cmd.OutOrStdout(), jsonSafeAudit(rep))
+			}
+			printAudit(cmd.OutOrStdout(), rep)
+			return nil
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	cmd.Flags().StringVar(&set, "set", "test", "nodes to evaluate: test or labelled")
+	return cmd
+}
+
+// jsonSafeAudit replaces NaN (empty groups) by -1, which JSON can carry.
+func jsonSafeAudit(r *query.AuditReport) *query.AuditReport {
+	c := *r
+	fix := func(m *query.Metrics) {
+		for _, p := range []*float64{&m.Acc, &m.DP, &m.EO, &m.Groups[0].Acc, &m.Groups[0].PosRate, &m.Groups[0].TPR,
+			&m.Groups[1].Acc, &m.Groups[1].PosRate, &m.Groups[1].TPR} {
+			if math.IsNaN(*p) {
+				*p = -1
+			}
+		}
+	}
+	fix(&c.Fair)
+	if c.Baseline != nil {
+		b := *c.Baseline
+		fix(&b)
+		c.Baseline = &b
+	}
+	return &c
+}
+
+func printAudit(w io.Writer, r *query.AuditReport) {
+	fmt.Fprintf(w, "fairness audit of the views: %d %s nodes (graph v%d, %d without a view, %d stale)\n",
+		r.Nodes, r.Set, r.GraphVersion, r.Missing, r.Stale)
+	fmt.Fprintf(w, "  %-22s %7s %7s %7s   %-26s %-26s\n", "predictions", "Acc", "ΔDP", "ΔEO", "s=0 n/acc/pos/tpr", "s=1 n/acc/pos/tpr")
+	row := func(name string, m *query.Metrics) {
+		g := func(i int) string {
+			x := m.Groups[i]
+			return fmt.Sprintf("%d/%.1f/%.1f/%.1f", x.N, 100*x.Acc, 100*x.PosRate, 100*x.TPR)
+		}
+		fmt.Fprintf(w, "  %-22s %7.2f %7.2f %7.2f   %-26s %-26s\n", name, 100*m.Acc, 100*m.DP, 100*m.EO, g(0), g(1))
+	}
+	if r.Baseline != nil {
+		row("w/o Diffusion (before)", r.Baseline)
+	}
+	row("FASD (after)", &r.Fair)
+}

@@ -1,0 +1,145 @@
+package command
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/fasd-db/fasd/internal/progress"
+	"github.com/fasd-db/fasd/query"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// EngineOptions are the flags shared by the query commands.
+type EngineOptions struct {
+	DB      string
+	Workers int
+	JSON    bool
+}
+
+// AddFlags registers the shared flags.
+func (o *EngineOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.DB, "db", "", "store directory (required)")
+	fs.IntVar(&o.Workers, "workers", 0, "goroutines computing subgraphs (0: one per CPU)")
+	fs.BoolVar(&o.JSON, "json", false, "print the result as JSON")
+}
+
+// openEngine opens the query engine over the existing store in o.DB with
+// the latest trained models; progress goes to errOut.
+func (o *EngineOptions) openEngine(name string, errOut io.Writer) (*query.Engine, *stageBars, error) {
+	if o.DB == "" {
+		return nil, nil, usagef("%s: --db DIR is required", name)
+	}
+	if o.Workers < 0 {
+		return nil, nil, usagef("%s: --workers must not be negative", name)
+	}
+	if _, err := os.Stat(o.DB); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("%s: %w at %s", name, ErrNoStore, o.DB)
+	}
+	bars := &stageBars{w: errOut, bars: map[string]*progress.Bar{}}
+	e, err := query.Open(o.DB, &query.Options{Workers: o.Workers, Progress: bars.progress})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return e, bars, nil
+}
+
+// stageBars draws one progress bar per stage of a refresh.
+type stageBars struct {
+	w    io.Writer
+	bars map[string]*progress.Bar
+}
+
+func (s *stageBars) progress(stage string, done, total int) {
+	b, ok := s.bars[stage]
+	if !ok {
+		b = progress.New(s.w, stage, int64(total), nil)
+		s.bars[stage] = b
+	}
+	b.SetTotal(int64(total))
+	b.Set(int64(done))
+	if done >= total {
+		b.Finish()
+	}
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func printRefresh(w io.Writer, verb string, rep *query.RefreshReport) {
+	fmt.Fprintf(w, "%s %d subgraphs, %d node views in %s (graph version %d, complete %v)\n",
+		verb, rep.Subgraphs, rep.Nodes, rep.Duration.Round(time.Millisecond), rep.GraphVersion, rep.Complete)
+}
+
+func newMaterializeCommand() *cobra.Command {
+	o := &EngineOptions{}
+	cmd := &cobra.Command{
+		Use:   "materialize --db DIR [--workers N] [--json]",
+		Short: "Build the fair-prediction views (resumable)",
+		Long: `Materialize samples, debiases and classifies the subgraph of every root (the
+labelled nodes) with the latest trained models and stores per-node averaged
+predictions as views in the store. Interrupted (Ctrl-C), it keeps what it
+finished; running it again resumes.
+
+` + exitHelp,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			e, _, err := o.openEngine("materialize", cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer func() { err = errors.Join(err, e.Close()) }()
+			rep, err := e.Materialize(cmd.Context())
+			if err != nil {
+				return fmt.Errorf("materialize: %w", err)
+			}
+			if o.JSON {
+				return printJSON(cmd.OutOrStdout(), rep)
+			}
+			printRefresh(cmd.OutOrStdout(), "materialized", rep)
+			return nil
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	return cmd
+}
+
+func newRefreshCommand() *cobra.Command {
+	o := &EngineOptions{}
+	cmd := &cobra.Command{
+		Use:   "refresh --db DIR [--workers N] [--json]",
+		Short: "Re-debias the subgraphs that updates made dirty",
+		Long: `Refresh re-samples and re-debiases, with the existing models, only the
+subgraphs whose sample or content an update may have changed, and updates the
+views of the nodes they contain. Retraining stays fasd train.
+
+` + exitHelp,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			e, _, err := o.openEngine("refresh", cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer func() { err = errors.Join(err, e.Close()) }()
+			rep, err := e.Refresh(cmd.Context())
+			if err != nil {
+				return fmt.Errorf("refresh: %w", err)
+			}
+			if o.JSON {
+				return printJSON(cmd.OutOrStdout(), rep)
+			}
+			printRefresh(cmd.OutOrStdout(), "refreshed", rep)
+			return nil
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	return cmd
+}
