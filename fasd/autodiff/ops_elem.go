@@ -48,13 +48,7 @@ func (t *Tape[T]) Act(x *Var[T], kind Activation) *Var[T] {
 			y[i] = max(v, 0)
 		}
 	case ELU:
-		for i, v := range xd {
-			if v > 0 {
-				y[i] = v
-			} else {
-				y[i] = tensor.Exp(v) - 1
-			}
-		}
+		tensor.ELUTo(y, xd)
 	case Tanh:
 		tensor.TanhTo(y, xd)
 	case Sigmoid:

@@ -1,0 +1,10 @@
+//go:build !amd64 || noasm
+
+package tensor
+
+// haveElemAsm is false: no assembly in this build.
+const haveElemAsm = false
+
+func tanh4(dst, src []float32) { panic("tensor: no assembly in this build") }
+
+func elu4(dst, src []float32) { panic("tensor: no assembly in this build") }

@@ -1,0 +1,128 @@
+package tensor
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// eluZeroTol is the absolute error allowed for ELU near 0, where e^x − 1 is
+// computed in float64 (a few float64 roundings of e^x ≈ 1).
+const eluZeroTol = 1e-15
+
+// elemInputs are values across the networks' range plus the edge cases of the
+// kernels: the tanh series switch at 0.1, the clamp at 10, tiny, signed zero,
+// infinities and NaN.
+func elemInputs(rng *rand.Rand) []float32 {
+	xs := []float32{0, float32(math.Copysign(0, -1)), 1e-30, -1e-30, 1e-9, -1e-9, 3e-5, -3e-5, 0.0999, 0.1, 0.1001, -0.1001,
+		9.99, 10, 10.01, -10.01, 87, -87, -99, -100, -101, -1e4, 1e4,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}
+	for i := -20000; i <= 20000; i++ {
+		xs = append(xs, float32(i)*4e-3) // [-80, 80]
+	}
+	for i := 0; i < 5000; i++ {
+		xs = append(xs, float32(rng.NormFloat64()*3))
+	}
+	return xs
+}
+
+// checkElem compares one float32 result with the float64 function: NaN in,
+// NaN out; otherwise relative error fastMathTol plus an absolute abs.
+func checkElem(t *testing.T, name string, x, got float32, want, abs float64) {
+	t.Helper()
+	if math.IsNaN(float64(x)) {
+		if !math.IsNaN(float64(got)) {
+			t.Fatalf("%s(NaN) = %v", name, got)
+		}
+		return
+	}
+	g := float64(got)
+	if math.IsInf(want, 0) {
+		if g != want {
+			t.Fatalf("%s(%v) = %v, want %v", name, x, got, want)
+		}
+		return
+	}
+	if math.IsNaN(g) || math.Abs(g-want) > fastMathTol*math.Abs(want)+abs {
+		t.Fatalf("%s(%v) = %v, want %v", name, x, got, want)
+	}
+}
+
+// ensure that the slice kernels TanhTo and ELUTo (AVX2 lanes plus scalar
+// tail, or the scalar path in the noasm build) match math.Tanh and
+// math.Expm1 within fastMathTol, handle NaN/Inf/±0, work in place, and write
+// nothing outside dst (NaN guards), for every length modulo the lane count.
+func TestElementwise_MatchesMath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	xs := elemInputs(rng)
+	for _, fn := range []struct {
+		name string
+		to   func(dst, src []float32)
+		ref  func(x float64) float64
+		abs  float64
+	}{
+		{"tanh", TanhTo[float32], math.Tanh, 0},
+		{"elu", ELUTo[float32], eluRef, eluZeroTol},
+	} {
+		for off := 0; off < 9; off++ {
+			src := xs[off:]
+			all := make([]float32, len(src)+2*gemmGuard)
+			for i := range all {
+				all[i] = float32(math.NaN())
+			}
+			dst := all[gemmGuard : gemmGuard+len(src)]
+			fn.to(dst, src)
+			for i, x := range src {
+				checkElem(t, fn.name, x, dst[i], fn.ref(float64(x)), fn.abs)
+			}
+			for i := 0; i < gemmGuard; i++ {
+				if !math.IsNaN(float64(all[i])) || !math.IsNaN(float64(all[len(all)-1-i])) {
+					t.Fatalf("%s: guard overwritten", fn.name)
+				}
+			}
+			inPlace := append([]float32(nil), src...)
+			fn.to(inPlace, inPlace)
+			for i := range inPlace {
+				if inPlace[i] != dst[i] && !(math.IsNaN(float64(dst[i])) && math.IsNaN(float64(inPlace[i]))) {
+					t.Fatalf("%s in place differs at %d: %v vs %v", fn.name, i, inPlace[i], dst[i])
+				}
+			}
+		}
+	}
+	for _, x := range xs {
+		checkElem(t, "ELU32", x, ELU32(x), eluRef(float64(x)), eluZeroTol)
+	}
+	d := []float64{-1, 0.5}
+	ELUTo(d, d)
+	if d[0] != math.Expm1(-1) || d[1] != 0.5 {
+		t.Fatalf("float64 ELUTo = %v", d)
+	}
+}
+
+func eluRef(x float64) float64 {
+	if x > 0 {
+		return x
+	}
+	return math.Expm1(x)
+}
+
+// BenchmarkElementwise measures the float32 slice kernels on an N²×C-sized
+// slice (readout hidden layer of one NBA subgraph).
+func BenchmarkElementwise(b *testing.B) {
+	src := make([]float32, 231*76)
+	for i := range src {
+		src[i] = float32(i%97)*0.05 - 2.4
+	}
+	dst := make([]float32, len(src))
+	for _, fn := range []struct {
+		name string
+		to   func(dst, src []float32)
+	}{{"tanh", TanhTo[float32]}, {"elu", ELUTo[float32]}} {
+		b.Run(fn.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				fn.to(dst, src)
+			}
+			b.ReportMetric(float64(b.N*len(src))/b.Elapsed().Seconds()/1e9, "Gelem/s")
+		})
+	}
+}
