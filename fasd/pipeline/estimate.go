@@ -14,15 +14,22 @@ type Estimate struct {
 	Took time.Duration
 }
 
-// estimateRoots is the number of subgraphs the estimate run uses.
+// estimateRoots is the minimum number of subgraphs the estimate run uses
+// (at least one full score batch is used as well).
 const estimateRoots = 48
 
+// estimateEpochs is the number of epochs each training stage runs in the
+// estimate; the first one carries the warm-up, the others give the steady
+// per-epoch time.
+const estimateEpochs = 3
+
 // EstimateRun extrapolates the wall time of Run(ctx, cfg, in, opt) from a
-// short run of the same code: at most 48 subgraphs (every k-th by root) and
-// one or two epochs per stage. Each stage's time is scaled by the ratio of
-// full to measured work (subgraphs × epochs). It takes a few seconds and
-// is meant to be printed before a long run starts; it also exercises every
-// stage, so a configuration that would fail fails here.
+// short run of the same code on a subset of the subgraphs (every k-th by
+// root, at least one full score batch) with three epochs per training
+// stage: a stage's time is its first epoch plus the steady per-epoch time
+// for the remaining epochs, scaled by full/measured subgraphs. It takes a
+// few seconds and is meant to be printed before a long run starts; it also
+// exercises every stage, so a configuration that would fail fails here.
 func EstimateRun(ctx context.Context, cfg Config, in *Input, opt *Options) (*Estimate, error) {
 	start := time.Now()
 	if opt == nil {
@@ -32,43 +39,67 @@ func EstimateRun(ctx context.Context, cfg Config, in *Input, opt *Options) (*Est
 	if err != nil {
 		return nil, err
 	}
+	want := max(estimateRoots, cfg.Score.Batch)
 	small := *in
-	step := max(1, len(sgs)/estimateRoots)
+	step := max(1, len(sgs)/want)
 	small.Subgraphs = nil
-	for i := 0; i < len(sgs) && len(small.Subgraphs) < estimateRoots; i += step {
+	for i := 0; i < len(sgs) && len(small.Subgraphs) < want; i += step {
 		small.Subgraphs = append(small.Subgraphs, sgs[i])
 	}
 	m, ms := float64(len(sgs)), float64(len(small.Subgraphs))
-	sc := cfg
-	type ep struct{ full, short int }
-	eps := map[Stage]ep{
-		StageGSen:        {cfg.Sens.Epochs, min(cfg.Sens.Epochs, 2)},
-		StageScore:       {cfg.Score.Epochs, min(cfg.Score.Epochs, 2)},
-		StageScoreNoFair: {cfg.Score.Epochs, min(cfg.Score.Epochs, 2)},
-		StageClassifier:  {cfg.Classifier.Epochs, min(cfg.Classifier.Epochs, 2)},
-		StageNoDiffusion: {cfg.Classifier.Epochs, min(cfg.Classifier.Epochs, 2)},
-		StageClassNoFair: {cfg.Classifier.Epochs, min(cfg.Classifier.Epochs, 2)},
-		StageBaseline:    {cfg.Baseline.Epochs, min(cfg.Baseline.Epochs, 5)},
-		StageProbe:       {cfg.Sens.Epochs, min(cfg.Sens.Epochs, 2)},
+	full := map[Stage]int{
+		StageGSen: cfg.Sens.Epochs, StageScore: cfg.Score.Epochs, StageScoreNoFair: cfg.Score.Epochs,
+		StageClassifier: cfg.Classifier.Epochs, StageNoDiffusion: cfg.Classifier.Epochs, StageClassNoFair: cfg.Classifier.Epochs,
+		StageBaseline: cfg.Baseline.Epochs, StageProbe: 2 * cfg.Sens.Epochs,
 	}
-	sc.Sens.Epochs = eps[StageGSen].short
-	sc.Score.Epochs = eps[StageScore].short
-	sc.Classifier.Epochs = eps[StageClassifier].short
-	sc.Baseline.Epochs = eps[StageBaseline].short
-	res, err := Run(ctx, sc, &small, &Options{Variants: opt.Variants, Diagnostics: opt.Diagnostics})
+	sc := cfg
+	sc.Sens.Epochs = min(cfg.Sens.Epochs, estimateEpochs)
+	sc.Score.Epochs = min(cfg.Score.Epochs, estimateEpochs)
+	sc.Classifier.Epochs = min(cfg.Classifier.Epochs, estimateEpochs)
+	sc.Baseline.Epochs = min(cfg.Baseline.Epochs, estimateEpochs)
+	type mark struct {
+		start time.Time
+		ends  []time.Time
+	}
+	marks := map[Stage]*mark{}
+	var order []Stage
+	cb := Callbacks{
+		StageStart: func(s Stage, _ int) {
+			if marks[s] == nil {
+				order = append(order, s)
+				marks[s] = &mark{}
+			}
+			marks[s].start = time.Now()
+		},
+		Epoch: func(s Stage, _ int, _, _ float64) {
+			if mk := marks[s]; mk != nil {
+				mk.ends = append(mk.ends, time.Now())
+			}
+		},
+	}
+	res, err := Run(ctx, sc, &small, &Options{Variants: opt.Variants, Diagnostics: opt.Diagnostics, Callbacks: cb})
 	if err != nil {
 		return nil, fmt.Errorf("estimate: %w", err)
 	}
 	est := &Estimate{Took: time.Since(start)}
+	seen := map[Stage]bool{}
 	for _, t := range res.Timings {
 		f := m / ms
 		if t.Stage == StageBaseline {
 			f = 1 // full graph either way
 		}
-		if e, ok := eps[t.Stage]; ok && e.short > 0 {
-			f *= float64(e.full) / float64(e.short)
+		secs := t.Seconds
+		if mk := marks[t.Stage]; mk != nil && !seen[t.Stage] && len(mk.ends) >= 2 && full[t.Stage] > 0 {
+			first := mk.ends[0].Sub(mk.start).Seconds()
+			per := mk.ends[len(mk.ends)-1].Sub(mk.ends[0]).Seconds() / float64(len(mk.ends)-1)
+			secs = first + per*float64(full[t.Stage]-1)
+			if t.Stage == StageProbe {
+				// Two probes share the stage: per covers both.
+				secs = first + per*float64(full[t.Stage]-2)
+			}
 		}
-		s := StageTiming{Stage: t.Stage, Seconds: t.Seconds * f, Units: t.Units}
+		seen[t.Stage] = true
+		s := StageTiming{Stage: t.Stage, Seconds: secs * f, Units: t.Units}
 		est.Stages = append(est.Stages, s)
 		est.Total += time.Duration(s.Seconds * float64(time.Second))
 	}

@@ -287,12 +287,13 @@ func probe(ctx context.Context, cfg *Config, v *view, trainIdx, valIdx []int, d 
 	}
 	tc := cfg.Sens
 	tc.LR = max(tc.LR, 1e-3)
-	sub := &reporter{cb: Callbacks{}}
+	// Epoch reports go to the probe stage; progress is not reported (two
+	// probes share the stage).
+	sub := &reporter{cb: Callbacks{Epoch: rep.cb.Epoch}, stage: rep.stage}
 	net, _, err := trainSensNet(ctx, cfg, tc, v, trainIdx, d, w, fasd.DeriveSeed(seed, 1), fasd.DeriveSeed(seed, 2), sub)
 	if err != nil {
 		return SensScore{}, fmt.Errorf("probe: %w", err)
 	}
-	_ = rep
 	return sensScore(ctx, net, v, valIdx, d, w.N())
 }
 
