@@ -2,6 +2,7 @@ package index
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/binary"
@@ -76,12 +77,15 @@ type LoadOptions struct {
 	// BatchBytes bounds one write batch; 0 means 960 KiB with Pebble and
 	// 2 MiB with Badger (which refuses batches over a few MiB).
 	BatchBytes int
-	// TempDir is where Load keeps its spill file (the node rows parsed in
-	// the validation phase, read back in the write phase); "" means
-	// os.TempDir(). The file is removed before Load returns (on Unix it is
-	// unlinked as soon as it is created, so not even a killed process
-	// leaves it behind). It takes about 1 byte per binary feature value
-	// and 5 to 9 bytes per other value.
+	// SpillMemory bounds the memory that holds the spill (the node rows
+	// parsed in the validation phase, read back in the write phase: about
+	// 1 byte per binary feature value and 5 to 9 bytes per other value);
+	// beyond it the spill goes to a temporary file in TempDir. 0 means
+	// 64 MiB; a negative value means always a file.
+	SpillMemory int
+	// TempDir is where Load keeps a spill file; "" means os.TempDir(). The
+	// file is removed before Load returns (on Unix it is unlinked as soon
+	// as it is created, so not even a killed process leaves it behind).
 	TempDir string
 	// Progress, if set, is called from Load's goroutine now and then with
 	// the stage and how far it got: "scan nodes" and "scan edges" count
@@ -198,9 +202,10 @@ func (s *SplitOptions) seed() uint64 {
 // with Replace succeeds.
 //
 // Pass 1 over the node file (dump.AnalyzeSpill) writes the parsed rows to a
-// spill file in TempDir, and the write phase reads them back from it: the
-// CSV is parsed once, and what is written is exactly what was validated,
-// even if the node file changes in between. The edge file is parsed on a
+// spill (in memory up to SpillMemory, else a temporary file in TempDir),
+// and the write phase reads them back from it: the CSV is parsed once, and
+// what is written is exactly what was validated, even if the node file
+// changes in between. The edge file is parsed on a
 // second goroutine during pass 1. In the write phase a goroutine fills
 // batches (node records, then adjacency bitmaps, then the id map, each in
 // key order) while Load's goroutine commits them. Errors are still reported
@@ -211,8 +216,8 @@ func (s *SplitOptions) seed() uint64 {
 // endpoints (16 bytes per line) and then as resolved pairs and the
 // adjacency being built (O(edges) uint32s: about 16 bytes per undirected
 // edge), 12 bytes per node for the id map's write order, the node bitmaps
-// (O(nodes) bits) and at most three batches. Feature values are never held
-// for more than a row.
+// (O(nodes) bits), at most three batches and at most SpillMemory bytes of
+// spill. Feature values are otherwise never held for more than a row.
 func Load(ctx context.Context, store storage.Store, opts *LoadOptions) (*LoadReport, error) {
 	if opts == nil {
 		return nil, fmt.Errorf("%w: nil LoadOptions", ErrInvalid)
@@ -292,9 +297,8 @@ type loader struct {
 	batchOps   int
 	table      *dump.Table
 	// spill holds the node rows parsed by pass 1 (dump.AnalyzeSpill) for
-	// the write phase; unlinked says it was removed from its directory.
-	spill    *os.File
-	unlinked bool
+	// the write phase.
+	spill *spill
 	// pairs holds the resolved edges, two row indices per edge, until
 	// buildAdjacency turns them into off/adj.
 	pairs []uint32
@@ -333,21 +337,14 @@ func (l *loader) scanNodes() error {
 	if l.opts.Progress != nil {
 		r = &progressReader{f: f, stage: "scan nodes", fn: l.opts.Progress}
 	}
-	sp, err := os.CreateTemp(l.opts.TempDir, "fasd-load-*.spill")
-	if err != nil {
-		return fmt.Errorf("index: load: create spill file: %w", err)
+	budget := l.opts.SpillMemory
+	if budget == 0 {
+		budget = defaultSpillMemory
 	}
-	l.spill = sp
-	// Unlink it at once where the system allows (the open descriptor keeps
-	// it), so that even a killed load leaves nothing behind.
-	l.unlinked = os.Remove(sp.Name()) == nil
-	bw := bufio.NewWriterSize(sp, 1<<20)
-	t, err := dump.AnalyzeSpill(l.ctx, r, f.Name(), l.opts.Spec, bw)
+	l.spill = &spill{dir: l.opts.TempDir, budget: max(budget, 0)}
+	t, err := dump.AnalyzeSpill(l.ctx, r, f.Name(), l.opts.Spec, l.spill)
 	if err != nil {
 		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("index: load: write spill file: %w", err)
 	}
 	if t.Rows > int(^uint32(0)) {
 		return fmt.Errorf("%w: %d nodes exceed the uint32 id space", ErrInvalid, t.Rows)
@@ -356,16 +353,104 @@ func (l *loader) scanNodes() error {
 	return nil
 }
 
-// removeSpill closes and removes the spill file, if any.
+// removeSpill releases the spill.
 func (l *loader) removeSpill() {
-	if l.spill == nil {
+	if l.spill != nil {
+		l.spill.close()
+		l.spill = nil
+	}
+}
+
+// defaultSpillMemory is the default of LoadOptions.SpillMemory.
+const defaultSpillMemory = 64 << 20
+
+// spillBlock is the size of the memory blocks of a spill.
+const spillBlock = 1 << 20
+
+// spill is an io.Writer that keeps what is written in memory, in blocks,
+// up to budget bytes, and moves it to a temporary file in dir beyond that.
+type spill struct {
+	dir      string
+	budget   int
+	blocks   [][]byte
+	size     int
+	f        *os.File
+	bw       *bufio.Writer
+	unlinked bool // the file was removed from dir while open
+}
+
+func (s *spill) Write(p []byte) (int, error) {
+	if s.f == nil && s.size+len(p) > s.budget {
+		if err := s.toFile(); err != nil {
+			return 0, err
+		}
+	}
+	if s.f != nil {
+		return s.bw.Write(p)
+	}
+	n := len(p)
+	for len(p) > 0 {
+		if len(s.blocks) == 0 || len(s.blocks[len(s.blocks)-1]) == spillBlock {
+			s.blocks = append(s.blocks, make([]byte, 0, spillBlock))
+		}
+		last := &s.blocks[len(s.blocks)-1]
+		k := copy((*last)[len(*last):spillBlock], p)
+		*last = (*last)[:len(*last)+k]
+		p = p[k:]
+	}
+	s.size += n
+	return n, nil
+}
+
+// toFile moves the spill to a temporary file.
+func (s *spill) toFile() error {
+	f, err := os.CreateTemp(s.dir, "fasd-load-*.spill")
+	if err != nil {
+		return fmt.Errorf("index: load: create spill file: %w", err)
+	}
+	s.f = f
+	// Unlink it at once where the system allows (the open descriptor keeps
+	// it), so that even a killed load leaves nothing behind.
+	s.unlinked = os.Remove(f.Name()) == nil
+	s.bw = bufio.NewWriterSize(f, 1<<20)
+	for _, b := range s.blocks {
+		if _, err := s.bw.Write(b); err != nil {
+			return fmt.Errorf("index: load: write spill file: %w", err)
+		}
+	}
+	s.blocks = nil
+	return nil
+}
+
+// reader returns a reader of everything written so far.
+func (s *spill) reader() (io.Reader, error) {
+	if s.f == nil {
+		rs := make([]io.Reader, len(s.blocks))
+		for i, b := range s.blocks {
+			rs[i] = bytes.NewReader(b)
+		}
+		return bufio.NewReaderSize(io.MultiReader(rs...), 64<<10), nil
+	}
+	if err := s.bw.Flush(); err != nil {
+		return nil, fmt.Errorf("index: load: write spill file: %w", err)
+	}
+	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("index: load: rewind spill file: %w", err)
+	}
+	return bufio.NewReaderSize(s.f, 1<<20), nil
+}
+
+// close releases the memory and closes and removes the file.
+func (s *spill) close() {
+	s.blocks = nil
+	if s.f == nil {
 		return
 	}
-	l.spill.Close()
-	if !l.unlinked {
-		os.Remove(l.spill.Name())
+	s.f.Close()
+	if !s.unlinked {
+		os.Remove(s.f.Name())
 	}
-	l.spill = nil
+	s.f = nil
 }
 
 // rawEdges is the edge file as parsed, before its endpoints are resolved.
@@ -638,10 +723,11 @@ type full struct {
 // so encoding and the store's work overlap; at most three batches exist at
 // a time. AfterCommit and Progress are called from this goroutine.
 func (l *loader) writeNodes() (*nodeSets, []uint32, error) {
-	if _, err := l.spill.Seek(0, io.SeekStart); err != nil {
-		return nil, nil, fmt.Errorf("index: load: rewind spill file: %w", err)
+	sr, err := l.spill.reader()
+	if err != nil {
+		return nil, nil, err
 	}
-	rr := l.table.NewSpillReader(bufio.NewReaderSize(l.spill, 1<<20))
+	rr := l.table.NewSpillReader(sr)
 	if l.batch.Count() > 0 { // deletions left over from deleteOld
 		if err := l.commit(l.batch); err != nil {
 			return nil, nil, err
@@ -667,7 +753,6 @@ func (l *loader) writeNodes() (*nodeSets, []uint32, error) {
 			total++
 		}
 	}
-	var err error
 	done := 0
 	for f := range ch {
 		if err != nil {

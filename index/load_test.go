@@ -364,42 +364,78 @@ func TestLoad_NoLeftovers(t *testing.T) {
 	}
 	for _, b := range backends {
 		for _, c := range cases {
-			t.Run(string(b)+"/"+c.name, func(t *testing.T) {
-				s := openMem(t, b)
-				tmp := t.TempDir()
-				opts := smallOptions(t, c.nodes, c.edges)
-				if c.edges == "" {
-					opts.Edges = filepath.Join(tmp, "none.txt")
-				}
-				opts.TempDir, opts.Replace, opts.BatchBytes = tmp, true, 1
-				ctx, cancel := context.WithCancel(context.Background())
-				defer cancel()
-				if c.cancelFirst {
-					cancel()
-				}
-				opts.AfterCommit = func(n int) {
-					if n == c.cancelAt {
+			for _, mem := range []int{0, 40, -1} { // in memory, crossing to a file, file
+				t.Run(fmt.Sprintf("%s/%s/spill%d", b, c.name, mem), func(t *testing.T) {
+					s := openMem(t, b)
+					tmp := t.TempDir()
+					opts := smallOptions(t, c.nodes, c.edges)
+					if c.edges == "" {
+						opts.Edges = filepath.Join(tmp, "none.txt")
+					}
+					opts.TempDir, opts.Replace, opts.BatchBytes, opts.SpillMemory = tmp, true, 1, mem
+					ctx, cancel := context.WithCancel(context.Background())
+					defer cancel()
+					if c.cancelFirst {
 						cancel()
 					}
-				}
-				before := runtime.NumGoroutine()
-				_, err := Load(ctx, s, opts)
-				if !errors.Is(err, c.wantErr) || (err == nil) != (c.wantErr == nil) {
-					t.Fatalf("err %v, want %v", err, c.wantErr)
-				}
-				if left, _ := os.ReadDir(tmp); len(left) != 0 {
-					t.Errorf("left in the temporary directory: %v", left)
-				}
-				deadline := time.Now().Add(2 * time.Second)
-				for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-					time.Sleep(10 * time.Millisecond)
-				}
-				if n := runtime.NumGoroutine(); n > before {
-					t.Errorf("%d goroutines after Load, %d before", n, before)
-				}
-			})
+					opts.AfterCommit = func(n int) {
+						if n == c.cancelAt {
+							cancel()
+						}
+					}
+					before := runtime.NumGoroutine()
+					_, err := Load(ctx, s, opts)
+					if !errors.Is(err, c.wantErr) || (err == nil) != (c.wantErr == nil) {
+						t.Fatalf("err %v, want %v", err, c.wantErr)
+					}
+					if left, _ := os.ReadDir(tmp); len(left) != 0 {
+						t.Errorf("left in the temporary directory: %v", left)
+					}
+					deadline := time.Now().Add(2 * time.Second)
+					for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+						time.Sleep(10 * time.Millisecond)
+					}
+					if n := runtime.NumGoroutine(); n > before {
+						t.Errorf("%d goroutines after Load, %d before", n, before)
+					}
+				})
+			}
 		}
 	}
+}
+
+// Ensure that the spill in memory, in a file, or moved to a file midway
+// gives the same graph, on both backends.
+func TestLoad_SpillModes(t *testing.T) {
+	for _, b := range backends {
+		var want string
+		for _, mem := range []int{0, 1, 100, -1} {
+			s := openMem(t, b)
+			opts := smallOptions(t, smallNodes, smallEdges)
+			opts.SpillMemory, opts.TempDir = mem, t.TempDir()
+			if _, err := Load(context.Background(), s, opts); err != nil {
+				t.Fatal(err)
+			}
+			got := stripReport(t, s)
+			if want == "" {
+				want = got
+			} else if got != want {
+				t.Errorf("%s: SpillMemory %d gives\n%s\nwant\n%s", b, mem, got, want)
+			}
+		}
+	}
+}
+
+// stripReport renders the store without the load report (it holds a time).
+func stripReport(t *testing.T, st storage.Store) string {
+	t.Helper()
+	var keep []string
+	for _, line := range strings.Split(dumpStore(t, st), "\n") {
+		if !strings.HasPrefix(line, fmt.Sprintf("%x=", keyLoad)) {
+			keep = append(keep, line)
+		}
+	}
+	return strings.Join(keep, "\n")
 }
 
 // Ensure that the write phase stores what the validation phase checked:
@@ -430,16 +466,7 @@ func TestLoad_NodeFileChangedAfterValidation(t *testing.T) {
 			if !changed {
 				t.Fatal("the node file was not rewritten")
 			}
-			strip := func(st storage.Store) string { // the load report holds a time
-				var keep []string
-				for _, line := range strings.Split(dumpStore(t, st), "\n") {
-					if !strings.HasPrefix(line, fmt.Sprintf("%x=", keyLoad)) {
-						keep = append(keep, line)
-					}
-				}
-				return strings.Join(keep, "\n")
-			}
-			if got, want := strip(s), strip(ref); got != want {
+			if got, want := stripReport(t, s), stripReport(t, ref); got != want {
 				t.Errorf("graph differs from the one validated:\n%s\nwant\n%s", got, want)
 			}
 		})

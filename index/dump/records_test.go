@@ -1,6 +1,7 @@
 package dump
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -142,6 +143,26 @@ func FuzzRecordReader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if d := sameRecords(s, strings.NewReader(s)); d != "" {
 			t.Fatal(d)
+		}
+	})
+}
+
+// FuzzSplitCommas checks the word-at-a-time splitter against bytes.Split.
+func FuzzSplitCommas(f *testing.F) {
+	for _, s := range []string{"", ",", "a,b", ",-1,0,1,", "0,1,0,1,0,1,0,1,0,1,0,1,0,1,0,1,0,1",
+		"\xac,\x2d\x2c\x00,,,,,,,,,\x01,x", strings.Repeat("12345678,", 5)} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, c []byte) {
+		got := splitCommas(nil, c)
+		want := bytes.Split(c, []byte{','})
+		if len(got) != len(want) {
+			t.Fatalf("%q: %d fields, want %d", c, len(got), len(want))
+		}
+		for i := range want {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Fatalf("%q: field %d is %q, want %q", c, i, got[i], want[i])
+			}
 		}
 	})
 }
