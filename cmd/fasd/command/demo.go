@@ -50,8 +50,11 @@ the views before and after the update.
 			}
 			train := []string{"train", "--db", db, "--preset", "synth", "--diagnostics=false"}
 			if fast {
-				train = append(train, "--set", "sens.epochs=30", "--set", "score.epochs=30",
-					"--set", "classifier.epochs=60", "--set", "baseline.epochs=60")
+				// About 2 minutes on 2 cores: smaller subgraphs (k = 5),
+				// two reverse steps, short schedules.
+				train = append(train, "--set", "sample.fanout=5", "--set", "debias.steps=2",
+					"--set", "sens.epochs=10", "--set", "score.epochs=3",
+					"--set", "classifier.epochs=20", "--set", "baseline.epochs=20")
 			}
 			ids := []string{}
 			for _, i := range []int{0, 1, 2, 3, 4} {

@@ -1,0 +1,335 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fasd-db/fasd/fasd"
+	"github.com/fasd-db/fasd/fasd/nn"
+	"github.com/fasd-db/fasd/fasd/pipeline"
+	"github.com/fasd-db/fasd/index"
+	"github.com/fasd-db/fasd/index/dump"
+	"github.com/fasd-db/fasd/index/synth"
+	"github.com/fasd-db/fasd/storage"
+)
+
+// benchEngine is a materialized engine over a random graph of n nodes with
+// the cheap test model.
+func benchEngine(b *testing.B, n int) (*Engine, []uint32) {
+	b.Helper()
+	s, _ := newTestGraph(b, n, 8, 10, 1)
+	e := openEngine(b, s, newTestModel(featureNames(8), 1, true))
+	if _, err := e.Materialize(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	var nodes []uint32
+	for p, err := range e.All(context.Background()) {
+		if err != nil {
+			b.Fatal(err)
+		}
+		nodes = append(nodes, p.Node)
+	}
+	return e, nodes
+}
+
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	slices.Sort(lat)
+	if len(lat) == 0 {
+		return
+	}
+	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
+}
+
+// BenchmarkPredictCached: the cached path, one view read per call.
+func BenchmarkPredictCached(b *testing.B) {
+	e, nodes := benchEngine(b, 5000)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(1, 1))
+	lat := make([]time.Duration, 0, 1<<20)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		u := nodes[rng.IntN(len(nodes))]
+		t0 := time.Now()
+		p, err := e.Predict(ctx, u)
+		d := time.Since(t0)
+		if err != nil || p.Source != SourceView {
+			b.Fatal(err, p.Source)
+		}
+		if len(lat) < cap(lat) {
+			lat = append(lat, d)
+		}
+	}
+	b.StopTimer()
+	reportPercentiles(b, lat)
+}
+
+// BenchmarkHTTPPredict: GET /v1/nodes/{id}/prediction on loopback with 16
+// keep-alive clients; reports requests per second.
+func BenchmarkHTTPPredict(b *testing.B) {
+	e, nodes := benchEngine(b, 5000)
+	srv := httptest.NewServer(NewHandler(e, nil)) // listens on 127.0.0.1
+	defer srv.Close()
+	tr := &http.Transport{MaxIdleConnsPerHost: 64, MaxConnsPerHost: 64}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	const clients = 16
+	var wg sync.WaitGroup
+	errc := make(chan error, clients)
+	b.ResetTimer()
+	start := time.Now()
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(c), 3))
+			for i := c; i < b.N; i += clients {
+				u := nodes[rng.IntN(len(nodes))]
+				resp, err := client.Get(fmt.Sprintf("%s/v1/nodes/%d/prediction", srv.URL, 1000+int64(u)))
+				if err != nil {
+					errc <- err
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					errc <- fmt.Errorf("status %d", resp.StatusCode)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	el := time.Since(start)
+	b.StopTimer()
+	close(errc)
+	for err := range errc {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/el.Seconds(), "req/s")
+}
+
+// BenchmarkPredictCold: after a one-edge update, Predict of a node whose
+// view went stale (re-sample the dirty roots, recompute those containing
+// the node, write back). The update itself is not timed.
+func BenchmarkPredictCold(b *testing.B) {
+	for _, m := range []struct {
+		name  string
+		model func([]string) Model
+	}{
+		{"testmodel", func(names []string) Model { return newTestModel(names, 1, true) }},
+		{"nets", func(names []string) Model { return randomNetsModel(b, names, 2, 10, 2) }},
+	} {
+		b.Run(m.name, func(b *testing.B) {
+			s, _ := newTestGraph(b, 3000, 8, 10, 1)
+			e := openEngine(b, s, m.model(featureNames(8)))
+			ctx := context.Background()
+			if _, err := e.Materialize(ctx); err != nil {
+				b.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(5, 5))
+			lat := make([]time.Duration, 0, b.N)
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				var u uint32
+				for {
+					u, w := uint32(rng.IntN(3000)), uint32(rng.IntN(3000))
+					if u == w {
+						continue
+					}
+					rep, err := e.AddEdges(ctx, [][2]uint32{{u, w}})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if rep.Dirty > 0 {
+						break
+					}
+				}
+				st := e.stale.Load()
+				u = st.Minimum()
+				b.StartTimer()
+				t0 := time.Now()
+				p, err := e.Predict(ctx, u)
+				lat = append(lat, time.Since(t0))
+				if err != nil || p.Source == SourceView {
+					b.Fatal(err, p.Source)
+				}
+			}
+			b.StopTimer()
+			reportPercentiles(b, lat)
+		})
+	}
+}
+
+// randomNetsModel is a TrainedModel with freshly initialised pipeline
+// networks (f, s_θ, s_φ and a baseline f): the compute cost of the real
+// models, without training. For benchmarks only.
+func randomNetsModel(b testing.TB, names []string, depth, fanout, steps int) Model {
+	b.Helper()
+	cfg, err := pipeline.Preset("synth")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Sample.Depth, cfg.Sample.Fanout, cfg.Debias.Steps = depth, fanout, steps
+	d := len(names)
+	rng := rand.New(rand.NewPCG(1, 2))
+	m := &pipeline.Models{Config: cfg, D: d, FeatureHash: featureHash(names)}
+	arch := nn.GCNNetConfig{In: d, GCN: []int{64, 64}, FC: []int{64}, Out: 2}
+	if m.F, err = nn.NewGCNNet[float32](arch, rng); err != nil {
+		b.Fatal(err)
+	}
+	if m.FBase, err = nn.NewGCNNet[float32](arch, rng); err != nil {
+		b.Fatal(err)
+	}
+	if m.ScoreX, err = nn.NewScoreX[float32](nn.DefaultScoreXConfig(d), rng); err != nil {
+		b.Fatal(err)
+	}
+	if m.ScoreA, err = nn.NewScoreA[float32](nn.DefaultScoreAConfig(d), rng); err != nil {
+		b.Fatal(err)
+	}
+	tm, err := NewTrainedModel(m, "random-nets")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return tm
+}
+
+// loadSynth generates the synth preset name and loads it into an on-disk
+// Pebble store under dir.
+func loadSynth(b testing.TB, name, dir string) storage.Store {
+	b.Helper()
+	cfg, err := synth.Preset(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	files, _, err := synth.Write(context.Background(), filepath.Join(dir, "dump"), cfg, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := storage.Open(filepath.Join(dir, "store"), &storage.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	p, err := dump.LookupPreset("synth")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := index.Load(context.Background(), s, &index.LoadOptions{Nodes: files.Nodes, Edges: files.Edges, Spec: p.Spec, Source: "synth " + name}); err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// viewBytes sums key and value bytes of the views, per key family.
+func viewBytes(b testing.TB, s storage.Store) (map[string]int64, int64) {
+	it, err := s.NewIter([]byte{prefixViews}, []byte{prefixViews + 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer it.Close()
+	fam := map[string]int64{}
+	var total int64
+	for ok := it.First(); ok; ok = it.Next() {
+		v, _ := it.Value()
+		n := int64(len(it.Key()) + len(v))
+		fam[string(it.Key()[1])] += n
+		total += n
+	}
+	return fam, total
+}
+
+// BenchmarkLargeRefreshVsMaterialize (FASD_BENCH_LARGE=1) loads the
+// Pokec-sized synth graph, materializes it with the cheap test model
+// (d = 3, k = 10 as on Pokec), then times one-edge update + refresh and
+// updates of more edges, and measures the per-subgraph cost of the real
+// networks (random weights) to extrapolate both to real models.
+func BenchmarkLargeRefreshVsMaterialize(b *testing.B) {
+	if os.Getenv("FASD_BENCH_LARGE") == "" {
+		b.Skip("set FASD_BENCH_LARGE=1")
+	}
+	ctx := context.Background()
+	dir := b.TempDir()
+	s := loadSynth(b, "pokec", dir)
+	g, err := index.Open(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	names := g.Schema().Features
+	tm := newTestModel(names, 1, true)
+	tm.info.Sample = fasd.SampleOptions{Mode: fasd.SamplerAlg3, Depth: 3, Fanout: 10}
+	e, err := Open("", &Options{Store: s, Model: tm})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	t0 := time.Now()
+	rep, err := e.Materialize(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	full := time.Since(t0)
+	v, _ := g.View()
+	n := v.NumNodes()
+	v.Close()
+	fam, total := viewBytes(b, s)
+	fmt.Printf("materialize (test model): %d subgraphs, %d node views in %s\n", rep.Subgraphs, rep.Nodes, full)
+	fmt.Printf("view bytes: %d total, %.1f per node; by family %v\n", total, float64(total)/float64(n), fam)
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, k := range []int{1, 1, 1, 4, 16, 64, 256} {
+		edges := make([][2]uint32, 0, k)
+		for len(edges) < k {
+			u, w := uint32(rng.IntN(n)), uint32(rng.IntN(n))
+			if u != w {
+				edges = append(edges, [2]uint32{u, w})
+			}
+		}
+		t1 := time.Now()
+		up, err := e.AddEdges(ctx, edges)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		rr, err := e.Refresh(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t3 := time.Now()
+		fmt.Printf("%4d edges: update %s (%d dirty, %d stale), refresh %s (%d subgraphs, %d views); total %s, ratio to full materialize %.0f×\n",
+			k, t2.Sub(t1), up.Dirty, up.Stale, t3.Sub(t2), rr.Subgraphs, rr.Nodes, t3.Sub(t1), float64(full)/float64(t3.Sub(t1)))
+	}
+	// Per-subgraph cost of the real networks on Pokec-sized subgraphs.
+	nets := randomNetsModel(b, names, 3, 10, 4)
+	e2, err := Open("", &Options{Store: copyGraph(b, s), Model: nets, Workers: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e2.Close()
+	v2, _ := e2.g.View()
+	w, _ := e2.newWorker(v2)
+	rs, _ := rootSet(v2)
+	roots := rs.ToArray()
+	t4 := time.Now()
+	const probe = 40
+	for i := range probe {
+		if err := w.contribute(ctx, roots[i*len(roots)/probe]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	per := time.Since(t4) / probe
+	v2.Close()
+	fmt.Printf("real networks: %s per subgraph (1 core); full materialize of %d roots ≈ %s on 2 cores\n",
+		per, len(roots), time.Duration(int64(per)*int64(len(roots))/2))
+	b.ReportMetric(full.Seconds(), "materialize-s")
+}
