@@ -44,8 +44,8 @@ bench: ## the standard benchmarks (figures go to BENCHMARKS.md)
 bench-large: ## the Pokec-sized benchmarks (slow; opt-in)
 	FASD_BENCH_LARGE=1 $(GO) test -run '^$$' -bench . -benchmem -timeout 60m $(PKGS)
 
-demo: build ## the main job end to end on a generated biased graph
-	./scripts/demo.sh $(BIN) $(DEMO_DIR)
+demo: build ## the main job end to end on a generated biased graph (about 1 minute)
+	$(BIN) demo --dir $(DEMO_DIR)
 
 clean:
 	rm -rf bin $(DEMO_DIR)
