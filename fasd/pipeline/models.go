@@ -208,12 +208,31 @@ func UnmarshalModels(b []byte) (*Models, error) {
 	if err := cfg.LoadTOML("bundle config", strings.NewReader(hdr.Config)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrModels, err)
 	}
-	if hdr.D < 1 {
+	if hdr.D < 1 || hdr.D > 1<<24 {
 		return nil, fmt.Errorf("%w: feature dimension %d", ErrModels, hdr.D)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrModels, err)
 	}
 	has := map[string]bool{}
 	for _, p := range hdr.Parts {
 		has[p] = true
+	}
+	// Refuse headers whose networks could not fit in the bundle before
+	// allocating them (a lower bound on the parameter bytes of each part).
+	d, hs, hc := int64(hdr.D), int64(min(cfg.Sens.Hidden, 1<<24)), int64(min(cfg.Classifier.Hidden, 1<<24))
+	need := 4 * d
+	if has["gsen"] {
+		need = max(need, 4*(d*hs+hs*max(1, hs/2)))
+	}
+	if has["f"] || has["f_base"] {
+		need = max(need, 4*(d*hc+hc*hc))
+	}
+	if has["score_x"] || has["score_a"] {
+		need = max(need, 16*(d+96)*(d+96))
+	}
+	if need > int64(len(b)) {
+		return nil, fmt.Errorf("%w: header describes networks larger than the bundle (%d bytes)", ErrModels, len(b))
 	}
 	// Initialisation values are overwritten; any generator will do.
 	m, err := newModels(&cfg, hdr.D, has["gsen"], has["score_x"] && has["score_a"], has["f"], has["f_base"], rand.New(rand.NewPCG(0, 0)))

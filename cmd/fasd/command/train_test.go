@@ -22,7 +22,8 @@ func smallSynthStore(t *testing.T) string {
 	return db
 }
 
-var fastSets = []string{"--set", "sens.epochs=3", "--set", "score.epochs=1", "--set", "classifier.epochs=3", "--set", "baseline.epochs=5"}
+var fastSets = []string{"--set", "sens.epochs=3", "--set", "score.epochs=1", "--set", "classifier.epochs=3", "--set", "baseline.epochs=5",
+	"--set", "debias.steps=1", "--set", "score.batch=64"}
 
 // Ensure that fasd train stores a run, prints its metrics, and that bad
 // configs are usage errors.
