@@ -193,6 +193,7 @@ type Engine struct {
 	version   atomic.Uint64                  // current graph version
 	refreshed atomic.Uint64
 
+	extIDs  sync.Map    // external id → internal id (positive lookups only)
 	scorers chan Scorer // pool for the cold path
 	closed  atomic.Bool
 	once    sync.Once

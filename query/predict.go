@@ -126,7 +126,13 @@ func (e *Engine) PredictExternal(ctx context.Context, id int64) (Prediction, err
 	return p, err
 }
 
+// internalID maps an external id to the internal one. Found ids are cached:
+// nodes are never deleted and external ids never reused, so a mapping
+// stays valid forever.
 func (e *Engine) internalID(id int64) (uint32, error) {
+	if u, ok := e.extIDs.Load(id); ok {
+		return u.(uint32), nil
+	}
 	v, err := e.g.View()
 	if err != nil {
 		return 0, err
@@ -135,6 +141,9 @@ func (e *Engine) internalID(id int64) (uint32, error) {
 	u, err := v.InternalID(id)
 	if errors.Is(err, index.ErrUnknownID) {
 		return 0, fmt.Errorf("%w: external id %d", ErrUnknownNode, id)
+	}
+	if err == nil {
+		e.extIDs.Store(id, u)
 	}
 	return u, err
 }
