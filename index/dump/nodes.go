@@ -277,12 +277,6 @@ func readHeader(rr *recordReader, name string) ([]string, error) {
 	return h, nil
 }
 
-// hashRecord adds one record, as read, to the pass-1/pass-2 content hash.
-func hashRecord(h *maphash.Hash, rec []byte) {
-	h.Write(rec)
-	h.WriteByte(0x1e)
-}
-
 // Analyze is pass 1 over a node file: it reads the header, resolves spec
 // against it, checks every row (field count, numbers, ids, mappings) and
 // computes per-feature min and max and the group and label counts. Memory is
@@ -305,93 +299,6 @@ func AnalyzeSpill(ctx context.Context, r io.Reader, name string, spec Spec, spil
 		return nil, fmt.Errorf("%w: nil spill writer", ErrSpec)
 	}
 	return analyze(ctx, r, name, spec, spill)
-}
-
-func analyze(ctx context.Context, r io.Reader, name string, spec Spec, spill io.Writer) (*Table, error) {
-	rr := newRecordReader(r)
-	header, err := readHeader(rr, name)
-	if err != nil {
-		return nil, err
-	}
-	l, err := newLayout(header, spec)
-	if err != nil {
-		var e *Error
-		if errors.As(err, &e) && e.Kind == ErrHeader {
-			e.File, e.Line = name, 1
-		}
-		return nil, err
-	}
-	t := &Table{Name: name, Columns: header, layout: l, seed: maphash.MakeSeed()}
-	for _, i := range l.feat {
-		t.FeatureNames = append(t.FeatureNames, header[i])
-	}
-	nf := len(l.feat)
-	t.Min, t.Max = make([]float64, nf), make([]float64, nf)
-	for j := range t.Min {
-		t.Min[j], t.Max[j] = math.Inf(1), math.Inf(-1)
-	}
-	if l.id >= 0 {
-		t.ids = make(map[int64]int32)
-	}
-	var h maphash.Hash
-	h.SetSeed(t.seed)
-	rec := record{vals: make([]float64, nf)}
-	var enc []byte
-	for {
-		if t.Rows%checkEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		fields, err := rr.read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, readErr(name, err)
-		}
-		line := rr.line()
-		if e := l.parse(fields, t.Rows, &rec); e != nil {
-			e.File, e.Line = name, line
-			return nil, e
-		}
-		if t.ids != nil {
-			if first, dup := t.ids[rec.id]; dup {
-				return nil, &Error{File: name, Line: line, Column: header[l.id], Index: l.id, Kind: ErrDuplicateID,
-					Detail: fmt.Sprintf("%d (first in data row %d)", rec.id, first+1)}
-			}
-			if t.Rows >= math.MaxInt32 {
-				return nil, &Error{File: name, Line: line, Index: -1, Kind: ErrRead, Detail: "more than 2^31-1 rows"}
-			}
-			t.ids[rec.id] = int32(t.Rows)
-		}
-		lo, hi := t.Min[:nf], t.Max[:nf]
-		for j, v := range rec.vals[:nf] {
-			lo[j] = min(lo[j], v)
-			hi[j] = max(hi[j], v)
-		}
-		if rec.sens >= 0 {
-			t.Groups[rec.sens]++
-		} else {
-			t.UnknownSensitive++
-		}
-		if rec.label >= 0 {
-			t.Labels[rec.label]++
-		} else {
-			t.NumUnlabelled++
-		}
-		t.Joint[rec.sens+1][rec.label+1]++
-		hashRecord(&h, rr.record())
-		if spill != nil {
-			enc = appendSpill(enc[:0], line, &rec)
-			if _, err := spill.Write(enc); err != nil {
-				return nil, fmt.Errorf("dump: write spill: %w", err)
-			}
-		}
-		t.Rows++
-	}
-	t.sum = h.Sum64()
-	return t, nil
 }
 
 // AnalyzeFile opens path (plain or gzip) and runs Analyze on it.
@@ -436,7 +343,7 @@ type RowReader struct {
 	rr    *recordReader // CSV source
 	spill *spillReader  // binary source
 	file  *File
-	h     maphash.Hash
+	sum   uint64 // content hash so far (see recordHash)
 	rec   record
 	row   Row
 	sc    scaler
@@ -447,7 +354,6 @@ type RowReader struct {
 
 func (t *Table) newRowReader() *RowReader {
 	rr := &RowReader{t: t}
-	rr.h.SetSeed(t.seed)
 	nf := len(t.FeatureNames)
 	rr.rec.vals = make([]float64, nf)
 	rr.row.Features = make([]float32, nf)
@@ -470,7 +376,7 @@ func (t *Table) NewRowReader(r io.Reader) *RowReader {
 // ErrRead. r should be buffered.
 func (t *Table) NewSpillReader(r io.Reader) *RowReader {
 	rr := t.newRowReader()
-	rr.spill = &spillReader{r: r, nf: len(t.FeatureNames)}
+	rr.spill = &spillReader{r: r, nf: len(t.FeatureNames), hasID: t.layout.id >= 0}
 	rr.state = 1
 	return rr
 }
@@ -527,7 +433,7 @@ func (rr *RowReader) Next() bool {
 	}
 	fields, err := rr.rr.read()
 	if err == io.EOF {
-		if rr.n != t.Rows || rr.h.Sum64() != t.sum {
+		if rr.n != t.Rows || rr.sum != t.sum {
 			return rr.fail(&Error{Index: -1, Kind: ErrChanged, Detail: "rows differ from the first pass"})
 		}
 		rr.state = 2
@@ -547,7 +453,7 @@ func (rr *RowReader) Next() bool {
 	if index >= t.Rows {
 		return rr.fail(&Error{Line: line, Index: -1, Kind: ErrChanged, Detail: "more rows than in the first pass"})
 	}
-	hashRecord(&rr.h, rr.rr.record())
+	rr.sum = rr.sum*hashMul + recordHash(t.seed, rr.rr.record())
 	rr.n++
 	return rr.emit(index, line)
 }
@@ -555,7 +461,7 @@ func (rr *RowReader) Next() bool {
 // nextSpill reads the next row from the spill.
 func (rr *RowReader) nextSpill() bool {
 	t := rr.t
-	line, err := rr.spill.next(&rr.rec, &rr.sc, rr.row.Features)
+	line, err := rr.spill.next(&rr.rec, &rr.sc, rr.row.Features, rr.n)
 	if err == io.EOF {
 		if rr.n != t.Rows {
 			return rr.fail(&Error{Index: -1, Kind: ErrRead, Detail: fmt.Sprintf("spill ends after %d of %d rows", rr.n, t.Rows)})

@@ -46,6 +46,12 @@ func newRecordReader(r io.Reader) *recordReader {
 	return &recordReader{br: bufio.NewReaderSize(r, recordBuffer)}
 }
 
+// reset makes r read from src, with line numbers from 1 again.
+func (r *recordReader) reset(src io.Reader) {
+	r.br.Reset(src)
+	r.lines, r.start = 0, 0
+}
+
 // readLine returns the next line as read, terminator included, and io.EOF
 // when there is no more input. The slice is valid until the next call.
 func (r *recordReader) readLine() ([]byte, error) {

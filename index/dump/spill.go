@@ -18,7 +18,7 @@ import (
 //
 //	uvarint  length of the rest of the row in bytes
 //	uvarint  line where the row starts in the node file
-//	varint   node id
+//	varint   node id (left out without an id column: the row index)
 //	int8     sensitive value (0, 1, Unknown)
 //	int8     label (0, 1, Unlabelled)
 //	…        one code per feature, unscaled:
@@ -37,15 +37,13 @@ const (
 // errSpillCorrupt reports a spill that does not decode.
 var errSpillCorrupt = errors.New("dump: spill corrupt")
 
-// appendSpill appends the spill encoding of one parsed row to dst.
-func appendSpill(dst []byte, line int, rec *record) []byte {
-	start := len(dst)
-	// Reserve the longest possible length prefix; the body is moved down
-	// over the unused bytes below.
-	dst = append(dst, make([]byte, binary.MaxVarintLen64)...)
-	body := len(dst)
-	dst = binary.AppendUvarint(dst, uint64(line))
-	dst = binary.AppendVarint(dst, rec.id)
+// appendSpillBody appends the spill encoding of one parsed row, without
+// its length and line, to dst. The id is left out when the table has no id
+// column (it is then the row index).
+func appendSpillBody(dst []byte, rec *record, hasID bool) []byte {
+	if hasID {
+		dst = binary.AppendVarint(dst, rec.id)
+	}
 	dst = append(dst, byte(rec.sens), byte(rec.label))
 	dst = slices.Grow(dst, 9*len(rec.vals))
 	out := dst[len(dst) : len(dst)+9*len(rec.vals)]
@@ -70,27 +68,33 @@ func appendSpill(dst []byte, line int, rec *record) []byte {
 		binary.LittleEndian.PutUint64(out[p+1:p+9], math.Float64bits(v))
 		p += 9
 	}
-	dst = dst[:len(dst)+p]
-	var pre [binary.MaxVarintLen64]byte
-	n := binary.PutUvarint(pre[:], uint64(len(dst)-body))
-	copy(dst[start:], pre[:n])
-	m := copy(dst[start+n:], dst[body:])
-	return dst[:start+n+m]
+	return dst[:len(dst)+p]
+}
+
+// appendSpillRow appends a whole spill row to dst: length, line and the
+// body made by appendSpillBody.
+func appendSpillRow(dst []byte, line int, body []byte) []byte {
+	var l [binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(l[:], uint64(line))
+	dst = binary.AppendUvarint(dst, uint64(n+len(body)))
+	dst = append(dst, l[:n]...)
+	return append(dst, body...)
 }
 
 // spillReader decodes the rows of a spill.
 type spillReader struct {
-	r   io.Reader
-	br  *bufio.Reader
-	nf  int
-	buf []byte
+	r     io.Reader
+	br    *bufio.Reader
+	nf    int
+	hasID bool
+	buf   []byte
 }
 
 // next decodes the next row: the id and attributes into rec and the
 // features, mapped by sc, into out (nf entries). It returns the row's line;
 // io.EOF at a clean end. The values 0 and 1, most of a typical dump, are
 // looked up in sc instead of being scaled one by one.
-func (s *spillReader) next(rec *record, sc *scaler, out []float32) (int, error) {
+func (s *spillReader) next(rec *record, sc *scaler, out []float32, index int) (int, error) {
 	if s.br == nil {
 		if br, ok := s.r.(*bufio.Reader); ok {
 			s.br = br
@@ -120,12 +124,19 @@ func (s *spillReader) next(rec *record, sc *scaler, out []float32) (int, error) 
 		return 0, errSpillCorrupt
 	}
 	b = b[k:]
-	id, k := binary.Varint(b)
-	if k <= 0 || len(b) < k+2 {
+	rec.id = int64(index)
+	if s.hasID {
+		rec.id, k = binary.Varint(b)
+		if k <= 0 {
+			return 0, errSpillCorrupt
+		}
+		b = b[k:]
+	}
+	if len(b) < 2 {
 		return 0, errSpillCorrupt
 	}
-	rec.id, rec.sens, rec.label = id, int8(b[k]), int8(b[k+1])
-	b = b[k+2:]
+	rec.sens, rec.label = int8(b[0]), int8(b[1])
+	b = b[2:]
 	out = out[:s.nf]
 	small, inRange := sc.small[:2*s.nf], sc.smallInRange[:2*s.nf]
 	for j := range out {
