@@ -40,6 +40,15 @@
 // through strconv without allocation. Pass 1 allocates nothing per row
 // except for the growth of the id map.
 //
+// Pass 1 runs in parallel when the node file has no double quote, the data
+// exceed one block (1 MiB) and GOMAXPROCS is at least 2: a reader goroutine
+// cuts the file into blocks of whole lines, up to four workers parse them,
+// and the calling goroutine merges the results in file order (row indices,
+// line numbers, duplicate ids, statistics, spill). The table, the spill and
+// the first error are those of a sequential reading (FuzzAnalyzeParallel
+// checks it); from a block with a quote on, the file is read sequentially.
+// These goroutines have exited when Analyze returns.
+//
 // Rows are numbered 0…n-1 in file order; that index is the node's dense id.
 // With no id column the row index is also the node id.
 //
