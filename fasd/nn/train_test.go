@@ -183,10 +183,14 @@ func BenchmarkScoreStep(b *testing.B) {
 					f0 := s.flops()
 					b.ReportAllocs()
 					b.ResetTimer()
+					cpu0 := processCPU()
 					for i := 0; i < b.N; i++ {
 						s.gradients()
 					}
 					sec := b.Elapsed().Seconds()
+					if cpu := processCPU() - cpu0; cpu > 0 {
+						b.ReportMetric(cpu.Seconds()/float64(b.N*sh.b)*1e3, "cpu-ms/subgraph")
+					}
 					b.ReportMetric(sec/float64(b.N*sh.b)*1e3, "ms/subgraph")
 					b.ReportMetric(float64(s.flops()-f0)/sec/1e9, "GFLOP/s")
 					b.ReportMetric(float64(s.flops()-f0)/float64(b.N*sh.b)/1e6, "MFLOP/subgraph")

@@ -2,23 +2,90 @@
 
 #include "textflag.h"
 
-// func kern6x16(k int, ap, bp []float32, ldb int, c []float32, ldc int, alpha, beta float32)
+// masktab: 16 lanes of ones then 16 of zeros; the 16 lanes starting at
+// masktab + 4·(16 − nr) enable exactly the first nr columns of a tile.
+DATA masktab<>+0(SB)/4, $0xffffffff
+DATA masktab<>+4(SB)/4, $0xffffffff
+DATA masktab<>+8(SB)/4, $0xffffffff
+DATA masktab<>+12(SB)/4, $0xffffffff
+DATA masktab<>+16(SB)/4, $0xffffffff
+DATA masktab<>+20(SB)/4, $0xffffffff
+DATA masktab<>+24(SB)/4, $0xffffffff
+DATA masktab<>+28(SB)/4, $0xffffffff
+DATA masktab<>+32(SB)/4, $0xffffffff
+DATA masktab<>+36(SB)/4, $0xffffffff
+DATA masktab<>+40(SB)/4, $0xffffffff
+DATA masktab<>+44(SB)/4, $0xffffffff
+DATA masktab<>+48(SB)/4, $0xffffffff
+DATA masktab<>+52(SB)/4, $0xffffffff
+DATA masktab<>+56(SB)/4, $0xffffffff
+DATA masktab<>+60(SB)/4, $0xffffffff
+DATA masktab<>+64(SB)/4, $0
+DATA masktab<>+68(SB)/4, $0
+DATA masktab<>+72(SB)/4, $0
+DATA masktab<>+76(SB)/4, $0
+DATA masktab<>+80(SB)/4, $0
+DATA masktab<>+84(SB)/4, $0
+DATA masktab<>+88(SB)/4, $0
+DATA masktab<>+92(SB)/4, $0
+DATA masktab<>+96(SB)/4, $0
+DATA masktab<>+100(SB)/4, $0
+DATA masktab<>+104(SB)/4, $0
+DATA masktab<>+108(SB)/4, $0
+DATA masktab<>+112(SB)/4, $0
+DATA masktab<>+116(SB)/4, $0
+DATA masktab<>+120(SB)/4, $0
+DATA masktab<>+124(SB)/4, $0
+GLOBL masktab<>(SB), RODATA|NOPTR, $128
+
+// KSTEP is one k step: two 8-wide loads of the B panel row, six broadcasts of
+// A's column (rows at SI, SI+ras, SI+2ras, BX, BX+ras, BX+2ras), twelve FMAs
+// into the 6×16 accumulator tile Y0..Y11 (row i in Y(2i), Y(2i+1)).
+#define KSTEP \
+	VMOVUPS      (DI), Y12 \
+	VMOVUPS      32(DI), Y13 \
+	VBROADCASTSS (SI), Y14 \
+	VBROADCASTSS (SI)(R13*1), Y15 \
+	VFMADD231PS  Y12, Y14, Y0 \
+	VFMADD231PS  Y13, Y14, Y1 \
+	VFMADD231PS  Y12, Y15, Y2 \
+	VFMADD231PS  Y13, Y15, Y3 \
+	VBROADCASTSS (SI)(R13*2), Y14 \
+	VBROADCASTSS (BX), Y15 \
+	VFMADD231PS  Y12, Y14, Y4 \
+	VFMADD231PS  Y13, Y14, Y5 \
+	VFMADD231PS  Y12, Y15, Y6 \
+	VFMADD231PS  Y13, Y15, Y7 \
+	VBROADCASTSS (BX)(R13*1), Y14 \
+	VBROADCASTSS (BX)(R13*2), Y15 \
+	VFMADD231PS  Y12, Y14, Y8 \
+	VFMADD231PS  Y13, Y14, Y9 \
+	VFMADD231PS  Y12, Y15, Y10 \
+	VFMADD231PS  Y13, Y15, Y11 \
+	ADDQ         R11, SI \
+	ADDQ         R11, BX \
+	ADDQ         R9, DI
+
+// func kern6x16(k int, a []float32, ras, cas int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32, mr, nr int)
 //
-// Y0..Y11 hold the 6×16 accumulator tile (row i in Y(2i), Y(2i+1)); per k
-// step two 8-wide loads of the B micro-panel and six broadcasts of the A
-// micro-panel feed twelve FMAs. Row p of the B panel is at bp + p·ldb.
-TEXT ·kern6x16(SB), NOSPLIT, $0-104
+// C[i][j] = alpha·Σ_p A[i][p]·B[p][j] + beta·C[i][j] for i < mr, j < nr, with
+// A[i][p] = a[i·ras + p·cas] (i < 6) and B[p][j] = b[p·ldb + j] (j < 16); C
+// is not read when beta == 0 and never touched outside the mr×nr window
+// (masked loads and stores).
+TEXT ·kern6x16(SB), NOSPLIT, $0-136
 	MOVQ k+0(FP), CX
-	MOVQ ap_base+8(FP), SI
-	MOVQ bp_base+32(FP), DI
-	MOVQ ldb+56(FP), R9
+	MOVQ a_base+8(FP), SI
+	MOVQ ras+32(FP), R13
+	SHLQ $2, R13
+	MOVQ cas+40(FP), R11
+	SHLQ $2, R11
+	LEAQ (R13)(R13*2), BX
+	ADDQ SI, BX
+	MOVQ b_base+48(FP), DI
+	MOVQ ldb+72(FP), R9
 	SHLQ $2, R9
-	LEAQ (R9)(R9*1), R10
-	LEAQ (R10)(R9*1), R11
-	MOVQ R9, R12
-	SHLQ $2, R12
-	MOVQ c_base+64(FP), DX
-	MOVQ ldc+88(FP), R8
+	MOVQ c_base+80(FP), DX
+	MOVQ ldc+104(FP), R8
 	SHLQ $2, R8
 
 	VXORPS Y0, Y0, Y0
@@ -38,96 +105,10 @@ TEXT ·kern6x16(SB), NOSPLIT, $0-104
 	JLT  tail
 
 loop4:
-	// k step 0
-	VMOVUPS      (DI), Y12
-	VMOVUPS      32(DI), Y13
-	VBROADCASTSS (SI), Y14
-	VBROADCASTSS 4(SI), Y15
-	VFMADD231PS  Y12, Y14, Y0
-	VFMADD231PS  Y13, Y14, Y1
-	VFMADD231PS  Y12, Y15, Y2
-	VFMADD231PS  Y13, Y15, Y3
-	VBROADCASTSS 8(SI), Y14
-	VBROADCASTSS 12(SI), Y15
-	VFMADD231PS  Y12, Y14, Y4
-	VFMADD231PS  Y13, Y14, Y5
-	VFMADD231PS  Y12, Y15, Y6
-	VFMADD231PS  Y13, Y15, Y7
-	VBROADCASTSS 16(SI), Y14
-	VBROADCASTSS 20(SI), Y15
-	VFMADD231PS  Y12, Y14, Y8
-	VFMADD231PS  Y13, Y14, Y9
-	VFMADD231PS  Y12, Y15, Y10
-	VFMADD231PS  Y13, Y15, Y11
-
-	// k step 1
-	VMOVUPS      (DI)(R9*1), Y12
-	VMOVUPS      32(DI)(R9*1), Y13
-	VBROADCASTSS 24(SI), Y14
-	VBROADCASTSS 28(SI), Y15
-	VFMADD231PS  Y12, Y14, Y0
-	VFMADD231PS  Y13, Y14, Y1
-	VFMADD231PS  Y12, Y15, Y2
-	VFMADD231PS  Y13, Y15, Y3
-	VBROADCASTSS 32(SI), Y14
-	VBROADCASTSS 36(SI), Y15
-	VFMADD231PS  Y12, Y14, Y4
-	VFMADD231PS  Y13, Y14, Y5
-	VFMADD231PS  Y12, Y15, Y6
-	VFMADD231PS  Y13, Y15, Y7
-	VBROADCASTSS 40(SI), Y14
-	VBROADCASTSS 44(SI), Y15
-	VFMADD231PS  Y12, Y14, Y8
-	VFMADD231PS  Y13, Y14, Y9
-	VFMADD231PS  Y12, Y15, Y10
-	VFMADD231PS  Y13, Y15, Y11
-
-	// k step 2
-	VMOVUPS      (DI)(R10*1), Y12
-	VMOVUPS      32(DI)(R10*1), Y13
-	VBROADCASTSS 48(SI), Y14
-	VBROADCASTSS 52(SI), Y15
-	VFMADD231PS  Y12, Y14, Y0
-	VFMADD231PS  Y13, Y14, Y1
-	VFMADD231PS  Y12, Y15, Y2
-	VFMADD231PS  Y13, Y15, Y3
-	VBROADCASTSS 56(SI), Y14
-	VBROADCASTSS 60(SI), Y15
-	VFMADD231PS  Y12, Y14, Y4
-	VFMADD231PS  Y13, Y14, Y5
-	VFMADD231PS  Y12, Y15, Y6
-	VFMADD231PS  Y13, Y15, Y7
-	VBROADCASTSS 64(SI), Y14
-	VBROADCASTSS 68(SI), Y15
-	VFMADD231PS  Y12, Y14, Y8
-	VFMADD231PS  Y13, Y14, Y9
-	VFMADD231PS  Y12, Y15, Y10
-	VFMADD231PS  Y13, Y15, Y11
-
-	// k step 3
-	VMOVUPS      (DI)(R11*1), Y12
-	VMOVUPS      32(DI)(R11*1), Y13
-	VBROADCASTSS 72(SI), Y14
-	VBROADCASTSS 76(SI), Y15
-	VFMADD231PS  Y12, Y14, Y0
-	VFMADD231PS  Y13, Y14, Y1
-	VFMADD231PS  Y12, Y15, Y2
-	VFMADD231PS  Y13, Y15, Y3
-	VBROADCASTSS 80(SI), Y14
-	VBROADCASTSS 84(SI), Y15
-	VFMADD231PS  Y12, Y14, Y4
-	VFMADD231PS  Y13, Y14, Y5
-	VFMADD231PS  Y12, Y15, Y6
-	VFMADD231PS  Y13, Y15, Y7
-	VBROADCASTSS 88(SI), Y14
-	VBROADCASTSS 92(SI), Y15
-	VFMADD231PS  Y12, Y14, Y8
-	VFMADD231PS  Y13, Y14, Y9
-	VFMADD231PS  Y12, Y15, Y10
-	VFMADD231PS  Y13, Y15, Y11
-
-	ADDQ $96, SI
-	ADDQ R12, DI
+	KSTEP
+	KSTEP
+	KSTEP
+	KSTEP
 	SUBQ $4, CX
 	CMPQ CX, $4
 	JGE  loop4
@@ -137,34 +118,12 @@ tail:
 	JZ    store
 
 loop1:
-	VMOVUPS      (DI), Y12
-	VMOVUPS      32(DI), Y13
-	VBROADCASTSS (SI), Y14
-	VBROADCASTSS 4(SI), Y15
-	VFMADD231PS  Y12, Y14, Y0
-	VFMADD231PS  Y13, Y14, Y1
-	VFMADD231PS  Y12, Y15, Y2
-	VFMADD231PS  Y13, Y15, Y3
-	VBROADCASTSS 8(SI), Y14
-	VBROADCASTSS 12(SI), Y15
-	VFMADD231PS  Y12, Y14, Y4
-	VFMADD231PS  Y13, Y14, Y5
-	VFMADD231PS  Y12, Y15, Y6
-	VFMADD231PS  Y13, Y15, Y7
-	VBROADCASTSS 16(SI), Y14
-	VBROADCASTSS 20(SI), Y15
-	VFMADD231PS  Y12, Y14, Y8
-	VFMADD231PS  Y13, Y14, Y9
-	VFMADD231PS  Y12, Y15, Y10
-	VFMADD231PS  Y13, Y15, Y11
-	ADDQ         $24, SI
-	ADDQ         R9, DI
-	DECQ         CX
-	JNZ          loop1
+	KSTEP
+	DECQ CX
+	JNZ  loop1
 
 store:
-	// Scale by alpha.
-	VBROADCASTSS alpha+96(FP), Y14
+	VBROADCASTSS alpha+112(FP), Y14
 	VMULPS       Y14, Y0, Y0
 	VMULPS       Y14, Y1, Y1
 	VMULPS       Y14, Y2, Y2
@@ -177,13 +136,19 @@ store:
 	VMULPS       Y14, Y9, Y9
 	VMULPS       Y14, Y10, Y10
 	VMULPS       Y14, Y11, Y11
+	VBROADCASTSS beta+116(FP), Y15
 
-	// beta == ±0: overwrite C without reading it.
-	MOVL  beta+100(FP), AX
-	ANDL  $0x7fffffff, AX
-	JZ    overwrite
+	MOVQ mr+120(FP), AX
+	MOVQ nr+128(FP), R10
+	CMPQ AX, $6
+	JNE  masked
+	CMPQ R10, $16
+	JNE  masked
 
-	VBROADCASTSS beta+100(FP), Y15
+	// Full tile. beta == ±0: overwrite C without reading it.
+	MOVL beta+116(FP), R10
+	ANDL $0x7fffffff, R10
+	JZ   overwrite
 	VFMADD231PS  (DX), Y15, Y0
 	VFMADD231PS  32(DX), Y15, Y1
 	VMOVUPS      Y0, (DX)
@@ -217,22 +182,121 @@ store:
 	RET
 
 overwrite:
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	ADDQ    R8, DX
-	VMOVUPS Y2, (DX)
-	VMOVUPS Y3, 32(DX)
-	ADDQ    R8, DX
-	VMOVUPS Y4, (DX)
-	VMOVUPS Y5, 32(DX)
-	ADDQ    R8, DX
-	VMOVUPS Y6, (DX)
-	VMOVUPS Y7, 32(DX)
-	ADDQ    R8, DX
-	VMOVUPS Y8, (DX)
-	VMOVUPS Y9, 32(DX)
-	ADDQ    R8, DX
-	VMOVUPS Y10, (DX)
-	VMOVUPS Y11, 32(DX)
+	VMOVUPS      Y0, (DX)
+	VMOVUPS      Y1, 32(DX)
+	ADDQ         R8, DX
+	VMOVUPS      Y2, (DX)
+	VMOVUPS      Y3, 32(DX)
+	ADDQ         R8, DX
+	VMOVUPS      Y4, (DX)
+	VMOVUPS      Y5, 32(DX)
+	ADDQ         R8, DX
+	VMOVUPS      Y6, (DX)
+	VMOVUPS      Y7, 32(DX)
+	ADDQ         R8, DX
+	VMOVUPS      Y8, (DX)
+	VMOVUPS      Y9, 32(DX)
+	ADDQ         R8, DX
+	VMOVUPS      Y10, (DX)
+	VMOVUPS      Y11, 32(DX)
+	VZEROUPPER
+	RET
+
+masked:
+	// Column masks for nr < 16 (Y12: columns 0..7, Y13: 8..15); AX counts
+	// the mr rows left to store.
+	LEAQ    masktab<>(SB), R12
+	NEGQ    R10
+	ADDQ    $16, R10
+	SHLQ    $2, R10
+	ADDQ    R10, R12
+	VMOVUPS (R12), Y12
+	VMOVUPS 32(R12), Y13
+	MOVL    beta+116(FP), R10
+	ANDL    $0x7fffffff, R10
+	JZ      moverwrite
+	VMASKMOVPS   (DX), Y12, Y14
+	VFMADD231PS  Y14, Y15, Y0
+	VMASKMOVPS   32(DX), Y13, Y14
+	VFMADD231PS  Y14, Y15, Y1
+	VMASKMOVPS   Y0, Y12, (DX)
+	VMASKMOVPS   Y1, Y13, 32(DX)
+	ADDQ         R8, DX
+	DECQ         AX
+	JZ           done
+	VMASKMOVPS   (DX), Y12, Y14
+	VFMADD231PS  Y14, Y15, Y2
+	VMASKMOVPS   32(DX), Y13, Y14
+	VFMADD231PS  Y14, Y15, Y3
+	VMASKMOVPS   Y2, Y12, (DX)
+	VMASKMOVPS   Y3, Y13, 32(DX)
+	ADDQ         R8, DX
+	DECQ         AX
+	JZ           done
+	VMASKMOVPS   (DX), Y12, Y14
+	VFMADD231PS  Y14, Y15, Y4
+	VMASKMOVPS   32(DX), Y13, Y14
+	VFMADD231PS  Y14, Y15, Y5
+	VMASKMOVPS   Y4, Y12, (DX)
+	VMASKMOVPS   Y5, Y13, 32(DX)
+	ADDQ         R8, DX
+	DECQ         AX
+	JZ           done
+	VMASKMOVPS   (DX), Y12, Y14
+	VFMADD231PS  Y14, Y15, Y6
+	VMASKMOVPS   32(DX), Y13, Y14
+	VFMADD231PS  Y14, Y15, Y7
+	VMASKMOVPS   Y6, Y12, (DX)
+	VMASKMOVPS   Y7, Y13, 32(DX)
+	ADDQ         R8, DX
+	DECQ         AX
+	JZ           done
+	VMASKMOVPS   (DX), Y12, Y14
+	VFMADD231PS  Y14, Y15, Y8
+	VMASKMOVPS   32(DX), Y13, Y14
+	VFMADD231PS  Y14, Y15, Y9
+	VMASKMOVPS   Y8, Y12, (DX)
+	VMASKMOVPS   Y9, Y13, 32(DX)
+	ADDQ         R8, DX
+	DECQ         AX
+	JZ           done
+	VMASKMOVPS   (DX), Y12, Y14
+	VFMADD231PS  Y14, Y15, Y10
+	VMASKMOVPS   32(DX), Y13, Y14
+	VFMADD231PS  Y14, Y15, Y11
+	VMASKMOVPS   Y10, Y12, (DX)
+	VMASKMOVPS   Y11, Y13, 32(DX)
+	JMP          done
+
+moverwrite:
+	VMASKMOVPS   Y0, Y12, (DX)
+	VMASKMOVPS   Y1, Y13, 32(DX)
+	ADDQ         R8, DX
+	DECQ         AX
+	JZ           done
+	VMASKMOVPS   Y2, Y12, (DX)
+	VMASKMOVPS   Y3, Y13, 32(DX)
+	ADDQ         R8, DX
+	DECQ         AX
+	JZ           done
+	VMASKMOVPS   Y4, Y12, (DX)
+	VMASKMOVPS   Y5, Y13, 32(DX)
+	ADDQ         R8, DX
+	DECQ         AX
+	JZ           done
+	VMASKMOVPS   Y6, Y12, (DX)
+	VMASKMOVPS   Y7, Y13, 32(DX)
+	ADDQ         R8, DX
+	DECQ         AX
+	JZ           done
+	VMASKMOVPS   Y8, Y12, (DX)
+	VMASKMOVPS   Y9, Y13, 32(DX)
+	ADDQ         R8, DX
+	DECQ         AX
+	JZ           done
+	VMASKMOVPS   Y10, Y12, (DX)
+	VMASKMOVPS   Y11, Y13, 32(DX)
+
+done:
 	VZEROUPPER
 	RET

@@ -202,33 +202,45 @@ func TestSgemmPacked_GoKernelProperty(t *testing.T) {
 	}
 }
 
-// ensure that the micro-kernel Gemm dispatches to writes exactly the 6×16
-// tile it is given and agrees with kernGo (both alpha/beta paths), including
-// k = 0 and a k that is not a multiple of the unrolling.
+// ensure that the micro-kernel Gemm dispatches to agrees with kernGo for
+// every A layout (packed, row-major and column-major in place), every tile
+// size mr×nr up to 6×16 (masked stores), both alpha/beta paths, k = 0 and k
+// not a multiple of the unrolling, and writes nothing outside the mr×nr
+// window of C (NaN guards and padding stay NaN; with beta == 0 a NaN-filled
+// C is not read).
 func TestKernel_MatchesGo(t *testing.T) {
 	rng := rand.New(rand.NewPCG(*gemmSeed, 4))
-	for _, k := range []int{0, 1, 3, 4, 5, 8, 13, 64} {
-		for _, beta := range []float32{0, 1, -0.5} {
-			const ldb = kernN + 5 // B read in place with a row stride
-			ap, bp := make([]float32, k*kernM), make([]float32, k*ldb)
-			fill(rng, ap, 1, len(ap), len(ap))
-			fill(rng, bp, 1, len(bp), len(bp))
-			ldc := kernN + 3
-			_, c1 := nanBuf(kernM, ldc)
-			for i := 0; i < kernM; i++ {
-				for j := 0; j < kernN; j++ {
-					if beta != 0 {
-						c1[i*ldc+j] = float32(rng.Float64())
+	const ldb, ldc = kernN + 5, kernN + 3
+	for _, k := range []int{0, 1, 3, 4, 5, 13, 64} {
+		for _, lay := range []struct{ ras, cas int }{{1, kernM}, {k + 2, 1}, {1, kernM + 3}} {
+			a := make([]float32, max(1, (kernM-1)*lay.ras+max(0, k-1)*lay.cas+1))
+			fill(rng, a, 1, len(a), len(a))
+			b := make([]float32, max(kernN, (k-1)*ldb+kernN))
+			fill(rng, b, 1, len(b), len(b))
+			for _, beta := range []float32{0, 1, -0.5} {
+				for mr := 1; mr <= kernM; mr++ {
+					for _, nr := range []int{1, 5, 8, 9, 15, 16} {
+						all1, c1 := nanBuf(kernM, ldc)
+						for i := 0; i < mr; i++ {
+							for j := 0; j < nr; j++ {
+								if beta != 0 {
+									c1[i*ldc+j] = float32(rng.Float64())
+								}
+							}
+						}
+						all2 := append([]float32(nil), all1...)
+						c2 := all2[gemmGuard : gemmGuard+len(c1)]
+						n := (mr-1)*ldc + nr
+						asmKernel(k, a, lay.ras, lay.cas, b, ldb, c1[:n], ldc, 0.75, beta, mr, nr)
+						kernGo(k, a, lay.ras, lay.cas, b, ldb, c2[:n], ldc, 0.75, beta, mr, nr)
+						for i := range all1 {
+							x, y := float64(all1[i]), float64(all2[i])
+							if math.IsNaN(x) != math.IsNaN(y) || math.Abs(x-y) > float64(k+4)*2*gemmUnit32*float64(k+1) {
+								t.Fatalf("k=%d ras=%d cas=%d beta=%v mr=%d nr=%d: element %d = %v, Go kernel %v",
+									k, lay.ras, lay.cas, beta, mr, nr, i-gemmGuard, x, y)
+							}
+						}
 					}
-				}
-			}
-			c2 := append([]float32(nil), c1...)
-			bIn := bp[:max(0, (k-1)*ldb+kernN)]
-			asmKernel(k, ap, bIn, ldb, c1[:(kernM-1)*ldc+kernN], ldc, 0.75, beta)
-			kernGo(k, ap, bIn, ldb, c2, ldc, 0.75, beta)
-			for i := range c1 {
-				if d := math.Abs(float64(c1[i] - c2[i])); d > float64(k+4)*2*gemmUnit32*float64(k+1) || math.IsNaN(float64(c1[i])) != math.IsNaN(float64(c2[i])) {
-					t.Fatalf("k=%d beta=%v: c[%d] = %v, Go kernel %v", k, beta, i, c1[i], c2[i])
 				}
 			}
 		}
