@@ -81,7 +81,9 @@ type LoadOptions struct {
 	// parsed in the validation phase, read back in the write phase: about
 	// 1 byte per binary feature value and 5 to 9 bytes per other value);
 	// beyond it the spill goes to a temporary file in TempDir. 0 means
-	// 64 MiB; a negative value means always a file.
+	// 64 MiB with Pebble and always a file with Badger (whose own tables
+	// already take a few hundred MiB); a negative value means always a
+	// file.
 	SpillMemory int
 	// TempDir is where Load keeps a spill file; "" means os.TempDir(). The
 	// file is removed before Load returns (on Unix it is unlinked as soon
@@ -338,7 +340,7 @@ func (l *loader) scanNodes() error {
 		r = &progressReader{f: f, stage: "scan nodes", fn: l.opts.Progress}
 	}
 	budget := l.opts.SpillMemory
-	if budget == 0 {
+	if budget == 0 && l.store.Backend() == storage.Pebble {
 		budget = defaultSpillMemory
 	}
 	l.spill = &spill{dir: l.opts.TempDir, budget: max(budget, 0)}
@@ -361,7 +363,7 @@ func (l *loader) removeSpill() {
 	}
 }
 
-// defaultSpillMemory is the default of LoadOptions.SpillMemory.
+// defaultSpillMemory is the default of LoadOptions.SpillMemory with Pebble.
 const defaultSpillMemory = 64 << 20
 
 // spillBlock is the size of the memory blocks of a spill.
