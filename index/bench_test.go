@@ -72,7 +72,7 @@ func BenchmarkLoad(b *testing.B) {
 		b.Run(fmt.Sprintf("%s/%s", preset, backend), func(b *testing.B) {
 			opts := genDump(b, preset)
 			var lines int
-			var elapsed time.Duration
+			var elapsed, cpu time.Duration
 			for b.Loop() {
 				b.StopTimer()
 				dir := b.TempDir()
@@ -81,20 +81,31 @@ func BenchmarkLoad(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.StartTimer()
-				start := time.Now()
+				start, cpu0 := time.Now(), cpuTime()
 				rep, err := Load(context.Background(), s, opts)
 				if err == nil {
 					err = s.Close()
 				}
 				elapsed += time.Since(start)
+				cpu += cpuTime() - cpu0
 				if err != nil {
 					b.Fatal(err)
 				}
 				lines += rep.Edges.Lines
 			}
 			b.ReportMetric(float64(lines)/elapsed.Seconds(), "edges/s")
+			b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 		})
 	}
+}
+
+// cpuTime returns the user+system CPU time of the process so far, all
+// goroutines (the store's background work included). The machine is
+// shared, so it is a steadier figure than wall time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // rssEnv makes the test binary a load child for BenchmarkLoadRSS.
@@ -127,7 +138,7 @@ func runRSSChild(spec string) int {
 }
 
 // BenchmarkLoadRSS runs each load in a child process and reports its peak
-// resident set size (getrusage of the child: ru_maxrss).
+// resident set size (getrusage of the child: ru_maxrss) and its CPU time.
 func BenchmarkLoadRSS(b *testing.B) {
 	preset := "small"
 	if large() {
@@ -137,6 +148,7 @@ func BenchmarkLoadRSS(b *testing.B) {
 		b.Run(fmt.Sprintf("%s/%s", preset, backend), func(b *testing.B) {
 			opts := genDump(b, preset)
 			var maxRSS int64
+			var cpu time.Duration
 			for b.Loop() {
 				db := filepath.Join(b.TempDir(), "db")
 				cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -146,8 +158,10 @@ func BenchmarkLoadRSS(b *testing.B) {
 				}
 				ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 				maxRSS = max(maxRSS, ru.Maxrss) // KiB on Linux
+				cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 			}
 			b.ReportMetric(float64(maxRSS)/1024, "peak-RSS-MiB")
+			b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 		})
 	}
 }
