@@ -79,17 +79,9 @@ func (t *Tape[T]) bwAct(n *node[T]) {
 			}
 		}
 	case ELU:
-		for i, v := range y {
-			if v > 0 {
-				ga[i] += g[i]
-			} else {
-				ga[i] += g[i] * (v + 1)
-			}
-		}
+		tensor.ELUGradAcc(ga, g, y)
 	case Tanh:
-		for i, v := range y {
-			ga[i] += g[i] * (1 - v*v)
-		}
+		tensor.TanhGradAcc(ga, g, y)
 	case Sigmoid:
 		for i, v := range y {
 			ga[i] += g[i] * v * (1 - v)

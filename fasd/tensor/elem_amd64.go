@@ -15,3 +15,14 @@ func tanh4(dst, src []float32)
 //
 //go:noescape
 func elu4(dst, src []float32)
+
+// eluGradAcc8 adds g·ELU'(y) to ga for the first len(ga) &^ 7 elements;
+// len(g), len(y) ≥ len(ga).
+//
+//go:noescape
+func eluGradAcc8(ga, g, y []float32)
+
+// tanhGradAcc8 adds g·(1 − y²) to ga for the first len(ga) &^ 7 elements.
+//
+//go:noescape
+func tanhGradAcc8(ga, g, y []float32)

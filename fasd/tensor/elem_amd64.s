@@ -180,3 +180,67 @@ eloop:
 edone:
 	VZEROUPPER
 	RET
+
+// func eluGradAcc8(ga, g, y []float32)
+// For the first len(ga)/8·8 elements: ga += g·(1 if y > 0 else y + 1), the
+// ELU derivative written with the output y.
+TEXT ·eluGradAcc8(SB), NOSPLIT, $0-72
+	MOVQ         ga_base+0(FP), DI
+	MOVQ         ga_len+8(FP), CX
+	MOVQ         g_base+24(FP), SI
+	MOVQ         y_base+48(FP), DX
+	SHRQ         $3, CX
+	JZ           egdone
+	VXORPS       Y13, Y13, Y13
+	MOVL         $0x3f800000, AX
+	MOVL         AX, X14
+	VBROADCASTSS X14, Y14
+
+egloop:
+	VMOVUPS     (DX), Y0
+	VADDPS      Y14, Y0, Y1
+	VCMPPS      $14, Y13, Y0, Y2
+	VBLENDVPS   Y2, Y14, Y1, Y1
+	VMOVUPS     (DI), Y3
+	VFMADD231PS (SI), Y1, Y3
+	VMOVUPS     Y3, (DI)
+	ADDQ        $32, DI
+	ADDQ        $32, SI
+	ADDQ        $32, DX
+	DECQ        CX
+	JNZ         egloop
+
+egdone:
+	VZEROUPPER
+	RET
+
+// func tanhGradAcc8(ga, g, y []float32)
+// For the first len(ga)/8·8 elements: ga += g·(1 − y²), the tanh derivative
+// written with the output y.
+TEXT ·tanhGradAcc8(SB), NOSPLIT, $0-72
+	MOVQ         ga_base+0(FP), DI
+	MOVQ         ga_len+8(FP), CX
+	MOVQ         g_base+24(FP), SI
+	MOVQ         y_base+48(FP), DX
+	SHRQ         $3, CX
+	JZ           tgdone
+	MOVL         $0x3f800000, AX
+	MOVL         AX, X14
+	VBROADCASTSS X14, Y14
+
+tgloop:
+	VMOVUPS      (DX), Y0
+	VMOVAPS      Y14, Y1
+	VFNMADD231PS Y0, Y0, Y1
+	VMOVUPS      (DI), Y3
+	VFMADD231PS  (SI), Y1, Y3
+	VMOVUPS      Y3, (DI)
+	ADDQ         $32, DI
+	ADDQ         $32, SI
+	ADDQ         $32, DX
+	DECQ         CX
+	JNZ          tgloop
+
+tgdone:
+	VZEROUPPER
+	RET

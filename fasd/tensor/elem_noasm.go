@@ -8,3 +8,7 @@ const haveElemAsm = false
 func tanh4(dst, src []float32) { panic("tensor: no assembly in this build") }
 
 func elu4(dst, src []float32) { panic("tensor: no assembly in this build") }
+
+func eluGradAcc8(ga, g, y []float32) { panic("tensor: no assembly in this build") }
+
+func tanhGradAcc8(ga, g, y []float32) { panic("tensor: no assembly in this build") }

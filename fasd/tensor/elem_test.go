@@ -126,3 +126,62 @@ func BenchmarkElementwise(b *testing.B) {
 		})
 	}
 }
+
+// gradAccTol bounds the float32 error of ga + g·d with |ga|, |g|, |d| ≤ ~4:
+// three roundings of values below 16 (3·16·2⁻²⁴ ≈ 3e-6).
+const gradAccTol = 3e-6
+
+// ensure that ELUGradAcc and TanhGradAcc (AVX2 lanes plus scalar tail, or the
+// scalar path in the noasm build) add g·f'(y) to ga as a float64 reference
+// does, for every length modulo the lane count, and write nothing outside ga.
+func TestGradAcc_MatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	for _, fn := range []struct {
+		name string
+		acc  func(ga, g, y []float32)
+		d    func(y float64) float64
+	}{
+		{"elu", ELUGradAcc[float32], func(y float64) float64 {
+			if y > 0 {
+				return 1
+			}
+			return y + 1
+		}},
+		{"tanh", TanhGradAcc[float32], func(y float64) float64 { return 1 - y*y }},
+	} {
+		for n := 0; n < 40; n++ {
+			g, y := make([]float32, n), make([]float32, n)
+			all := make([]float32, n+2*gemmGuard)
+			for i := range all {
+				all[i] = float32(math.NaN())
+			}
+			ga := all[gemmGuard : gemmGuard+n]
+			for i := 0; i < n; i++ {
+				g[i] = float32(4*rng.Float64() - 2)
+				y[i] = float32(3*rng.Float64() - 1.5)
+				ga[i] = float32(2*rng.Float64() - 1)
+			}
+			want := make([]float64, n)
+			for i := range want {
+				want[i] = float64(ga[i]) + float64(g[i])*fn.d(float64(y[i]))
+			}
+			fn.acc(ga, g, y)
+			for i := range want {
+				if d := math.Abs(float64(ga[i]) - want[i]); !(d <= gradAccTol) {
+					t.Fatalf("%s n=%d: ga[%d] = %v, want %v", fn.name, n, i, ga[i], want[i])
+				}
+			}
+			for i := 0; i < gemmGuard; i++ {
+				if !math.IsNaN(float64(all[i])) || !math.IsNaN(float64(all[len(all)-1-i])) {
+					t.Fatalf("%s n=%d: guard overwritten", fn.name, n)
+				}
+			}
+		}
+	}
+	ga, g, y := []float64{1, 1}, []float64{2, 2}, []float64{0.5, -0.5}
+	ELUGradAcc(ga, g, y)
+	TanhGradAcc(ga, g, y)
+	if ga[0] != 1+2+2*0.75 || ga[1] != 1+2*0.5+2*0.75 {
+		t.Fatalf("float64 grad acc = %v", ga)
+	}
+}

@@ -139,6 +139,40 @@ func ELUTo[T Float](dst, src []T) {
 	}
 }
 
+// ELUGradAcc adds g[i]·ELU'(x_i) to ga[i], with the derivative written in
+// terms of the output y = ELU(x): 1 for y > 0, else y + 1. All three slices
+// have the length of ga (g and y may alias each other, not ga).
+func ELUGradAcc[T Float](ga, g, y []T) {
+	g, y = g[:len(ga)], y[:len(ga)]
+	n := 0
+	if a, ok := any(ga).([]float32); ok && haveElemAsm {
+		n = len(a) &^ 7
+		eluGradAcc8(a[:n], any(g).([]float32), any(y).([]float32))
+	}
+	for i := n; i < len(ga); i++ {
+		if v := y[i]; v > 0 {
+			ga[i] += g[i]
+		} else {
+			ga[i] += g[i] * (v + 1)
+		}
+	}
+}
+
+// TanhGradAcc adds g[i]·(1 − y[i]²) to ga[i], the tanh derivative in terms
+// of the output y = tanh(x). All three slices have the length of ga.
+func TanhGradAcc[T Float](ga, g, y []T) {
+	g, y = g[:len(ga)], y[:len(ga)]
+	n := 0
+	if a, ok := any(ga).([]float32); ok && haveElemAsm {
+		n = len(a) &^ 7
+		tanhGradAcc8(a[:n], any(g).([]float32), any(y).([]float32))
+	}
+	for i := n; i < len(ga); i++ {
+		v := y[i]
+		ga[i] += g[i] * (1 - v*v)
+	}
+}
+
 // Exp returns e^x in the precision of T (fast path for float32).
 func Exp[T Float](x T) T {
 	if _, ok := any(x).(float32); ok {
