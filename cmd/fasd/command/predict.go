@@ -36,8 +36,18 @@ no subgraph). --all streams every stored view (JSON lines with --json).
 			defer func() { err = errors.Join(err, e.Close()) }()
 			w := cmd.OutOrStdout()
 			if all {
+				v, err := e.Graph().View()
+				if err != nil {
+					return fmt.Errorf("predict: %w", err)
+				}
+				defer v.Close()
 				for p, err := range e.All(cmd.Context()) {
 					if err != nil {
+						return fmt.Errorf("predict: %w", err)
+					}
+					// All streams internal ids; the external one is
+					// what a user can pass back to --node.
+					if p.ID, err = v.ExternalID(p.Node); err != nil {
 						return fmt.Errorf("predict: %w", err)
 					}
 					if err := printPrediction(w, p, o.JSON, true); err != nil {
@@ -73,7 +83,7 @@ func printPrediction(w io.Writer, p query.Prediction, asJSON, compact bool) erro
 	}
 	label := fmt.Sprintf("node %d", p.ID)
 	if compact {
-		label = fmt.Sprintf("node #%d", p.Node)
+		label = fmt.Sprintf("node %d (#%d)", p.ID, p.Node)
 	}
 	fmt.Fprintf(w, "%s: class %d  P(1)=%.4f  subgraphs %d  source %s", label, p.Class, p.Probs[1], p.Subgraphs, p.Source)
 	if p.Baseline != nil {
