@@ -167,18 +167,30 @@ func BenchmarkLoadRSS(b *testing.B) {
 }
 
 // loadedView loads the preset into an on-disk store of backend and returns
-// a view of it.
-func loadedView(b *testing.B, backend storage.Backend, preset string) *View {
+// a view of it: of the store that did the load, or, with reopen, of the
+// store closed after the load and opened again (as a query process would
+// find it).
+func loadedView(b *testing.B, backend storage.Backend, preset string, reopen bool) *View {
 	b.Helper()
 	opts := genDump(b, preset)
-	s, err := storage.Open(filepath.Join(b.TempDir(), "db"), &storage.Options{Backend: backend, NoSync: true})
+	dir := filepath.Join(b.TempDir(), "db")
+	s, err := storage.Open(dir, &storage.Options{Backend: backend, NoSync: true})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { s.Close() })
 	if _, err := Load(context.Background(), s, opts); err != nil {
+		s.Close()
 		b.Fatal(err)
 	}
+	if reopen {
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if s, err = storage.Open(dir, &storage.Options{NoSync: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Cleanup(func() { s.Close() })
 	g, err := Open(s)
 	if err != nil {
 		b.Fatal(err)
@@ -189,6 +201,21 @@ func loadedView(b *testing.B, backend storage.Backend, preset string) *View {
 	}
 	b.Cleanup(func() { v.Close() })
 	return v
+}
+
+// readModes name the stores the read benchmarks use: "" right after the
+// load, "reopened" after closing and opening it again.
+var readModes = []string{"", "reopened"}
+
+func readName(preset string, backend storage.Backend, mode, suffix string) string {
+	name := preset + "/" + string(backend)
+	if mode != "" {
+		name += "/" + mode
+	}
+	if suffix != "" {
+		name += "/" + suffix
+	}
+	return name
 }
 
 func benchPreset() string {
@@ -202,40 +229,44 @@ func benchPreset() string {
 // from the store.
 func BenchmarkSampleNeighbors(b *testing.B) {
 	for _, backend := range backends {
-		b.Run(fmt.Sprintf("%s/%s/k10", benchPreset(), backend), func(b *testing.B) {
-			v := loadedView(b, backend, benchPreset())
-			rng := rand.New(rand.NewPCG(1, 2))
-			n := v.NumNodes()
-			buf := make([]uint32, 0, 10)
-			b.ReportAllocs()
-			for b.Loop() {
-				var err error
-				buf, err = v.SampleNeighbors(uint32(rng.IntN(n)), 10, rng, buf[:0])
-				if err != nil {
-					b.Fatal(err)
+		for _, mode := range readModes {
+			b.Run(readName(benchPreset(), backend, mode, "k10"), func(b *testing.B) {
+				v := loadedView(b, backend, benchPreset(), mode != "")
+				rng := rand.New(rand.NewPCG(1, 2))
+				n := v.NumNodes()
+				buf := make([]uint32, 0, 10)
+				b.ReportAllocs()
+				for b.Loop() {
+					var err error
+					buf, err = v.SampleNeighbors(uint32(rng.IntN(n)), 10, rng, buf[:0])
+					if err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 
 // BenchmarkBall2 computes the 2-hop ball of a random node per op.
 func BenchmarkBall2(b *testing.B) {
 	for _, backend := range backends {
-		b.Run(fmt.Sprintf("%s/%s", benchPreset(), backend), func(b *testing.B) {
-			v := loadedView(b, backend, benchPreset())
-			rng := rand.New(rand.NewPCG(3, 4))
-			n := v.NumNodes()
-			var size uint64
-			b.ReportAllocs()
-			for b.Loop() {
-				ball, err := v.Ball(uint32(rng.IntN(n)), 2)
-				if err != nil {
-					b.Fatal(err)
+		for _, mode := range readModes {
+			b.Run(readName(benchPreset(), backend, mode, ""), func(b *testing.B) {
+				v := loadedView(b, backend, benchPreset(), mode != "")
+				rng := rand.New(rand.NewPCG(3, 4))
+				n := v.NumNodes()
+				var size uint64
+				b.ReportAllocs()
+				for b.Loop() {
+					ball, err := v.Ball(uint32(rng.IntN(n)), 2)
+					if err != nil {
+						b.Fatal(err)
+					}
+					size += ball.GetCardinality()
 				}
-				size += ball.GetCardinality()
-			}
-			b.ReportMetric(float64(size)/float64(b.N), "nodes/ball")
-		})
+				b.ReportMetric(float64(size)/float64(b.N), "nodes/ball")
+			})
+		}
 	}
 }
