@@ -38,10 +38,17 @@ type kernFunc func(k int, a []float32, ras, cas int, b []float32, ldb int, c []f
 // packed (true) or read in place (false). Packing makes the kernel's A reads
 // contiguous and pays as soon as a panel is reused across column panels; a
 // block one panel wide uses each A panel once, so packing would only add a
-// pass. Measured on the score networks (CPU time per NBA subgraph, same run):
-// packing from 2 panels on 3.57 ms, always 3.83 ms, from 8 panels on
-// 4.12 ms, never 4.42 ms.
-func packAllA(nc int) bool { return nc >= packAMinN }
+// pass; and a narrow A (lda ≤ packAMinLd, e.g. an N×N adjacency) is already
+// compact. Measured on the score networks (CPU time per NBA subgraph, same
+// run, before the lda rule): packing from 2 panels on 3.57 ms, always
+// 3.83 ms, from 8 panels on 4.12 ms, never 4.42 ms; the lda rule then gave
+// 3.74 vs 3.86 ms.
+func packAllA(nc, lda int) bool { return nc >= packAMinN && lda > packAMinLd }
+
+// packAMinLd is the leading dimension of A up to which A is never packed:
+// six rows (or a column run) of a matrix this narrow lie within a couple of
+// KiB, as compact as a packed panel.
+const packAMinLd = 64
 
 // packAMinN is the block width from which A is packed.
 const packAMinN = kernN + 1
@@ -88,7 +95,7 @@ func sgemmPacked(w *sgemmWork, kern kernFunc, transA, transB bool, m, n, k int, 
 	}
 	for jc := 0; jc < n; jc += ncBlk {
 		nc := min(ncBlk, n-jc)
-		allA := packAllA(nc)
+		allA := packAllA(nc, lda)
 		for pc := 0; pc < k; pc += kcBlk {
 			kc := min(kcBlk, k-pc)
 			bt := beta
