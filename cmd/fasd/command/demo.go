@@ -17,21 +17,27 @@ import (
 func newDemoCommand() *cobra.Command {
 	var dir string
 	var fast bool
+	var nodes int
+	var sets []string
 	cmd := &cobra.Command{
-		Use:   "demo [--dir DIR]",
+		Use:   "demo [--dir DIR] [--nodes N] [--set key=val ...]",
 		Short: "Run the whole chain on a generated biased graph",
 		Long: `Demo runs the main job end to end in DIR (deleted first): generate a biased
 graph (synth preset small), load it into an embedded Pebble store, train FASD
 (shortened synth settings with --fast, the default), materialize the views,
 query some nodes, apply an update (new edges and a new labelled node),
 refresh, and print the fairness audit (w/o Diffusion before, FASD after) of
-the views before and after the update.
+the views before and after the update. --nodes changes the size of the
+generated graph and --set adds training overrides (as in fasd train).
 
 ` + exitHelp,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dir == "" {
 				return usagef("demo: --dir must not be empty")
+			}
+			if nodes != 0 && nodes < demoMinNodes {
+				return usagef("demo: --nodes %d: at least %d (0: the preset's size)", nodes, demoMinNodes)
 			}
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if err := os.RemoveAll(dir); err != nil {
@@ -56,12 +62,19 @@ the views before and after the update.
 					"--set", "sens.epochs=10", "--set", "score.epochs=3",
 					"--set", "classifier.epochs=20", "--set", "baseline.epochs=20")
 			}
+			for _, kv := range sets {
+				train = append(train, "--set", kv)
+			}
+			gen := []string{"generate a biased graph", "gen", "--out", dump}
+			if nodes > 0 {
+				gen = append(gen, "--nodes", strconv.Itoa(nodes))
+			}
 			ids := []string{}
 			for _, i := range []int{0, 1, 2, 3, 4} {
 				ids = append(ids, "--node", strconv.FormatInt(synth.NodeID(i), 10))
 			}
 			steps := [][]string{
-				{"generate a biased graph", "gen", "--out", dump},
+				gen,
 				{"load it into an embedded Pebble store", "load", "--db", db, "--preset", "synth", "--dir", dump},
 				{"graph statistics", "stats", "--db", db},
 				append([]string{"train FASD and the w/o-Diffusion baseline"}, train...),
@@ -98,8 +111,14 @@ the views before and after the update.
 	}
 	cmd.Flags().StringVar(&dir, "dir", "demo-db", "working directory (deleted first)")
 	cmd.Flags().BoolVar(&fast, "fast", true, "train with shortened schedules")
+	cmd.Flags().IntVar(&nodes, "nodes", 0, fmt.Sprintf("nodes of the generated graph (0: the small preset's; at least %d)", demoMinNodes))
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "extra training override key=value (repeatable), applied last")
 	return cmd
 }
+
+// demoMinNodes is the smallest graph the demo's update fits: its edges
+// join the first 200 generated nodes.
+const demoMinNodes = 200
 
 // demoUpdateFiles writes the demo's update: 20 random edges among the first
 // 200 generated nodes, and one new labelled test node linked to five.
