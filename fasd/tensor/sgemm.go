@@ -30,7 +30,8 @@ const (
 // C[i][j] = alpha·Σ_{p<k} A[i][p]·B[p][j] + beta·C[i][j] with
 // A[i][p] = a[i·ras + p·cas] for all i < kernM and B[p][j] = b[p·ldb + j] for
 // all j < kernN (both are read in full, so padding rows/columns must be
-// readable), and C[i][j] = c[i·ldc + j]. With beta == 0, C is not read; no
+// readable; with nr ≤ kernN/2 a kernel may skip B's columns kernN/2..), and
+// C[i][j] = c[i·ldc + j]. With beta == 0, C is not read; no
 // element of c outside the mr×nr window is read or written.
 type kernFunc func(k int, a []float32, ras, cas int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32, mr, nr int)
 

@@ -2,42 +2,6 @@
 
 #include "textflag.h"
 
-// masktab: 16 lanes of ones then 16 of zeros; the 16 lanes starting at
-// masktab + 4·(16 − nr) enable exactly the first nr columns of a tile.
-DATA masktab<>+0(SB)/4, $0xffffffff
-DATA masktab<>+4(SB)/4, $0xffffffff
-DATA masktab<>+8(SB)/4, $0xffffffff
-DATA masktab<>+12(SB)/4, $0xffffffff
-DATA masktab<>+16(SB)/4, $0xffffffff
-DATA masktab<>+20(SB)/4, $0xffffffff
-DATA masktab<>+24(SB)/4, $0xffffffff
-DATA masktab<>+28(SB)/4, $0xffffffff
-DATA masktab<>+32(SB)/4, $0xffffffff
-DATA masktab<>+36(SB)/4, $0xffffffff
-DATA masktab<>+40(SB)/4, $0xffffffff
-DATA masktab<>+44(SB)/4, $0xffffffff
-DATA masktab<>+48(SB)/4, $0xffffffff
-DATA masktab<>+52(SB)/4, $0xffffffff
-DATA masktab<>+56(SB)/4, $0xffffffff
-DATA masktab<>+60(SB)/4, $0xffffffff
-DATA masktab<>+64(SB)/4, $0
-DATA masktab<>+68(SB)/4, $0
-DATA masktab<>+72(SB)/4, $0
-DATA masktab<>+76(SB)/4, $0
-DATA masktab<>+80(SB)/4, $0
-DATA masktab<>+84(SB)/4, $0
-DATA masktab<>+88(SB)/4, $0
-DATA masktab<>+92(SB)/4, $0
-DATA masktab<>+96(SB)/4, $0
-DATA masktab<>+100(SB)/4, $0
-DATA masktab<>+104(SB)/4, $0
-DATA masktab<>+108(SB)/4, $0
-DATA masktab<>+112(SB)/4, $0
-DATA masktab<>+116(SB)/4, $0
-DATA masktab<>+120(SB)/4, $0
-DATA masktab<>+124(SB)/4, $0
-GLOBL masktab<>(SB), RODATA|NOPTR, $128
-
 // KSTEP is one k step: two 8-wide loads of the B panel row, six broadcasts of
 // A's column (rows at SI, SI+ras, SI+2ras, BX, BX+ras, BX+2ras), twelve FMAs
 // into the 6×16 accumulator tile Y0..Y11 (row i in Y(2i), Y(2i+1)).
@@ -66,13 +30,35 @@ GLOBL masktab<>(SB), RODATA|NOPTR, $128
 	ADDQ         R11, BX \
 	ADDQ         R9, DI
 
+// KSTEP8 is KSTEP for tiles at most 8 columns wide: only the left
+// accumulator of each row (Y0, Y2, …, Y10) is updated and B's columns 8..15
+// are not read.
+#define KSTEP8 \
+	VMOVUPS      (DI), Y12 \
+	VBROADCASTSS (SI), Y14 \
+	VBROADCASTSS (SI)(R13*1), Y15 \
+	VFMADD231PS  Y12, Y14, Y0 \
+	VFMADD231PS  Y12, Y15, Y2 \
+	VBROADCASTSS (SI)(R13*2), Y14 \
+	VBROADCASTSS (BX), Y15 \
+	VFMADD231PS  Y12, Y14, Y4 \
+	VFMADD231PS  Y12, Y15, Y6 \
+	VBROADCASTSS (BX)(R13*1), Y14 \
+	VBROADCASTSS (BX)(R13*2), Y15 \
+	VFMADD231PS  Y12, Y14, Y8 \
+	VFMADD231PS  Y12, Y15, Y10 \
+	ADDQ         R11, SI \
+	ADDQ         R11, BX \
+	ADDQ         R9, DI
+
 // func kern6x16(k int, a []float32, ras, cas int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32, mr, nr int)
 //
 // C[i][j] = alpha·Σ_p A[i][p]·B[p][j] + beta·C[i][j] for i < mr, j < nr, with
 // A[i][p] = a[i·ras + p·cas] (i < 6) and B[p][j] = b[p·ldb + j] (j < 16); C
-// is not read when beta == 0 and never touched outside the mr×nr window
-// (masked loads and stores).
-TEXT ·kern6x16(SB), NOSPLIT, $0-136
+// is not read when beta == 0 and never touched outside the mr×nr window.
+// With nr ≤ 8, B is read only in columns 0..7. Partial tiles go through a
+// 384-byte scratch on the stack (AMD's masked stores are slow).
+TEXT ·kern6x16(SB), NOSPLIT, $384-136
 	MOVQ k+0(FP), CX
 	MOVQ a_base+8(FP), SI
 	MOVQ ras+32(FP), R13
@@ -101,6 +87,10 @@ TEXT ·kern6x16(SB), NOSPLIT, $0-136
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
 
+	MOVQ nr+128(FP), AX
+	CMPQ AX, $8
+	JLE  half
+
 	CMPQ CX, $4
 	JLT  tail
 
@@ -121,6 +111,31 @@ loop1:
 	KSTEP
 	DECQ CX
 	JNZ  loop1
+	JMP  store
+
+half:
+	// nr ≤ 8: half the FMAs; Y1, Y3, … stay zero and the store masks never
+	// enable their columns.
+	CMPQ CX, $4
+	JLT  htail
+
+hloop4:
+	KSTEP8
+	KSTEP8
+	KSTEP8
+	KSTEP8
+	SUBQ $4, CX
+	CMPQ CX, $4
+	JGE  hloop4
+
+htail:
+	TESTQ CX, CX
+	JZ    store
+
+hloop1:
+	KSTEP8
+	DECQ CX
+	JNZ  hloop1
 
 store:
 	VBROADCASTSS alpha+112(FP), Y14
@@ -203,100 +218,73 @@ overwrite:
 	RET
 
 masked:
-	// Column masks for nr < 16 (Y12: columns 0..7, Y13: 8..15); AX counts
-	// the mr rows left to store.
-	LEAQ    masktab<>(SB), R12
-	NEGQ    R10
-	ADDQ    $16, R10
-	SHLQ    $2, R10
-	ADDQ    R10, R12
-	VMOVUPS (R12), Y12
-	VMOVUPS 32(R12), Y13
-	MOVL    beta+116(FP), R10
-	ANDL    $0x7fffffff, R10
-	JZ      moverwrite
-	VMASKMOVPS   (DX), Y12, Y14
-	VFMADD231PS  Y14, Y15, Y0
-	VMASKMOVPS   32(DX), Y13, Y14
-	VFMADD231PS  Y14, Y15, Y1
-	VMASKMOVPS   Y0, Y12, (DX)
-	VMASKMOVPS   Y1, Y13, 32(DX)
-	ADDQ         R8, DX
-	DECQ         AX
-	JZ           done
-	VMASKMOVPS   (DX), Y12, Y14
-	VFMADD231PS  Y14, Y15, Y2
-	VMASKMOVPS   32(DX), Y13, Y14
-	VFMADD231PS  Y14, Y15, Y3
-	VMASKMOVPS   Y2, Y12, (DX)
-	VMASKMOVPS   Y3, Y13, 32(DX)
-	ADDQ         R8, DX
-	DECQ         AX
-	JZ           done
-	VMASKMOVPS   (DX), Y12, Y14
-	VFMADD231PS  Y14, Y15, Y4
-	VMASKMOVPS   32(DX), Y13, Y14
-	VFMADD231PS  Y14, Y15, Y5
-	VMASKMOVPS   Y4, Y12, (DX)
-	VMASKMOVPS   Y5, Y13, 32(DX)
-	ADDQ         R8, DX
-	DECQ         AX
-	JZ           done
-	VMASKMOVPS   (DX), Y12, Y14
-	VFMADD231PS  Y14, Y15, Y6
-	VMASKMOVPS   32(DX), Y13, Y14
-	VFMADD231PS  Y14, Y15, Y7
-	VMASKMOVPS   Y6, Y12, (DX)
-	VMASKMOVPS   Y7, Y13, 32(DX)
-	ADDQ         R8, DX
-	DECQ         AX
-	JZ           done
-	VMASKMOVPS   (DX), Y12, Y14
-	VFMADD231PS  Y14, Y15, Y8
-	VMASKMOVPS   32(DX), Y13, Y14
-	VFMADD231PS  Y14, Y15, Y9
-	VMASKMOVPS   Y8, Y12, (DX)
-	VMASKMOVPS   Y9, Y13, 32(DX)
-	ADDQ         R8, DX
-	DECQ         AX
-	JZ           done
-	VMASKMOVPS   (DX), Y12, Y14
-	VFMADD231PS  Y14, Y15, Y10
-	VMASKMOVPS   32(DX), Y13, Y14
-	VFMADD231PS  Y14, Y15, Y11
-	VMASKMOVPS   Y10, Y12, (DX)
-	VMASKMOVPS   Y11, Y13, 32(DX)
-	JMP          done
+	// Partial tile: spill it, then store row by row, 8-wide chunks while
+	// they fit in nr, one 4-wide chunk if it fits, the rest element by
+	// element. AX counts the rows,
+	// R10 = nr, R11 == 0 iff beta == ±0, R12 the scratch row, BX the column.
+	VMOVUPS Y0, 0(SP)
+	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y3, 96(SP)
+	VMOVUPS Y4, 128(SP)
+	VMOVUPS Y5, 160(SP)
+	VMOVUPS Y6, 192(SP)
+	VMOVUPS Y7, 224(SP)
+	VMOVUPS Y8, 256(SP)
+	VMOVUPS Y9, 288(SP)
+	VMOVUPS Y10, 320(SP)
+	VMOVUPS Y11, 352(SP)
+	LEAQ    0(SP), R12
+	MOVL    beta+116(FP), R11
+	ANDL    $0x7fffffff, R11
 
-moverwrite:
-	VMASKMOVPS   Y0, Y12, (DX)
-	VMASKMOVPS   Y1, Y13, 32(DX)
-	ADDQ         R8, DX
-	DECQ         AX
-	JZ           done
-	VMASKMOVPS   Y2, Y12, (DX)
-	VMASKMOVPS   Y3, Y13, 32(DX)
-	ADDQ         R8, DX
-	DECQ         AX
-	JZ           done
-	VMASKMOVPS   Y4, Y12, (DX)
-	VMASKMOVPS   Y5, Y13, 32(DX)
-	ADDQ         R8, DX
-	DECQ         AX
-	JZ           done
-	VMASKMOVPS   Y6, Y12, (DX)
-	VMASKMOVPS   Y7, Y13, 32(DX)
-	ADDQ         R8, DX
-	DECQ         AX
-	JZ           done
-	VMASKMOVPS   Y8, Y12, (DX)
-	VMASKMOVPS   Y9, Y13, 32(DX)
-	ADDQ         R8, DX
-	DECQ         AX
-	JZ           done
-	VMASKMOVPS   Y10, Y12, (DX)
-	VMASKMOVPS   Y11, Y13, 32(DX)
+mrow:
+	XORQ BX, BX
 
-done:
+mchunk:
+	LEAQ    8(BX), R13
+	CMPQ    R13, R10
+	JGT     mquad
+	VMOVUPS (R12)(BX*4), Y0
+	TESTL   R11, R11
+	JZ      mchunkst
+	VFMADD231PS (DX)(BX*4), Y15, Y0
+
+mchunkst:
+	VMOVUPS Y0, (DX)(BX*4)
+	MOVQ    R13, BX
+	JMP     mchunk
+
+mquad:
+	LEAQ    4(BX), R13
+	CMPQ    R13, R10
+	JGT     mscalar
+	VMOVUPS (R12)(BX*4), X0
+	TESTL   R11, R11
+	JZ      mquadst
+	VFMADD231PS (DX)(BX*4), X15, X0
+
+mquadst:
+	VMOVUPS X0, (DX)(BX*4)
+	MOVQ    R13, BX
+
+mscalar:
+	CMPQ   BX, R10
+	JGE    mnext
+	VMOVSS (R12)(BX*4), X0
+	TESTL  R11, R11
+	JZ     mscalarst
+	VFMADD231SS (DX)(BX*4), X15, X0
+
+mscalarst:
+	VMOVSS X0, (DX)(BX*4)
+	INCQ   BX
+	JMP    mscalar
+
+mnext:
+	ADDQ $64, R12
+	ADDQ R8, DX
+	DECQ AX
+	JNZ  mrow
 	VZEROUPPER
 	RET
