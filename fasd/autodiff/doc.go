@@ -23,6 +23,11 @@
 //	tp.Backward(loss)
 //	tp.AccumulateGrads() // Param.Grad += ∂loss/∂param
 //
+// Symmetric channel stacks: [Tape.PackSym] packs the upper triangle (with
+// the diagonal) of symmetric matrices, [Tape.UnpackSym] mirrors it back, so
+// that entrywise maps over pairs (the edge MLPs of s_φ) run on N(N+1)/2
+// instead of N² pairs with bit-identical results.
+//
 // Modes: [Tape.SetNoGrad] (eval: nothing needs a gradient, no gradient
 // memory) and [Tape.FreezeParams] (parameters need none, inputs still do: the
 // mode for ∇_X/∇_A of a frozen network). [Tape.Flops] counts the
@@ -38,7 +43,8 @@
 //   - Inputs are aliased, not copied: the caller must not change a tensor
 //     passed to Input or Param between the forward pass and Backward.
 //   - Operations never start goroutines. A Tape is not safe for concurrent
-//     use; parallel training uses one tape per worker (package nn).
+//     use; parallel training uses one tape per worker (package nn). Each
+//     tape owns its GEMM packing workspace (tensor.GemmWorkspace).
 //   - Shapes follow package tensor: node features B×N×F, adjacency B×N×N,
 //     channel stacks B×C×N×N, masks B·N values.
 //

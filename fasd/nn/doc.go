@@ -9,7 +9,12 @@
 //     of §10. [GCNNet.SensitiveGrads] computes the cached ∇_X L_sen and
 //     ∇_A L_sen of §3.
 //   - [ScoreX]: s_θ, GDSS ScoreNetworkX (§6).
-//   - [ScoreA]: s_φ, GDSS ScoreNetworkA with GMH attention layers (§7).
+//   - [ScoreA]: s_φ, GDSS ScoreNetworkA with GMH attention layers (§7). Its
+//     edge MLPs and MLP_A are entrywise over symmetric channel stacks, so
+//     they run on the packed upper triangle (autodiff.PackSym), bit for bit
+//     the all-pairs result at about half the cost; A must be symmetric (it
+//     always is in FASD; a non-symmetric A has its symmetric part used by
+//     those MLPs).
 //
 // Every network is built from a config and an injected *rand.Rand (for the
 // initialisation only), exposes Params in a fixed order, and records its

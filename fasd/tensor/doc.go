@@ -17,17 +17,36 @@
 //
 // # Kernels
 //
-// [Gemm] is the only matrix-multiply entry point. float32 goes through
-// gonum's blas32 (so blas32.Use swaps the implementation), float64 through
-// blas64. Gemm tiles the output so that gonum never starts its own goroutines:
-// concurrency in fasd is always opt-in and explicit (see package nn).
+// [Gemm] (and [GemmWith], the same with a caller-owned [GemmWorkspace]) is
+// the only matrix-multiply entry point. On amd64 CPUs with AVX2 and FMA
+// (detected at run time with golang.org/x/sys/cpu), float32 runs on this
+// package's blocked GEMM: a 6×16 register-tiled micro-kernel in Go assembly
+// (sgemm_amd64.s, VFMADD231PS), panels read in place where the layout allows
+// and packed otherwise, edge tiles stored through a scratch tile so that
+// nothing outside C is touched. Everywhere else, in the `noasm` build, or
+// after [ForceGonumGemm](true), float32 runs on gonum's blas32 (so
+// blas32.Use swaps it) and float64 always on blas64; [GemmKernel] says which.
+// Gemm tiles gonum's calls so that gonum never starts its own goroutines:
+// concurrency in fasd is always opt-in and explicit (see package nn). The two
+// float32 kernels agree up to rounding (they sum in different orders).
+//
 // [Tanh], [Exp] and [Sigmoid] are the transcendental kernels; for float32 they
 // use fast approximations (relative error below 1e-6, see math.go), for
-// float64 the math package.
+// float64 the math package. The slice forms [TanhTo], [ELUTo] and the
+// activation-gradient accumulators [TanhGradAcc], [ELUGradAcc] run AVX2 lanes
+// (four or eight at a time, same error bounds) where available.
+//
+// The pure-Go build (`go test -tags noasm`; gonum honours the same tag)
+// compiles no assembly at all and is what other architectures run; the tests of this package run in both builds
+// and check the assembly against float64 references and the portable
+// micro-kernel, with NaN guard regions around every output.
 //
 // # Caveats
 //
 // Public accessors check shapes and panic on programmer errors (shape
-// mismatch); nothing in this package does I/O or keeps global state apart
-// from the blas32/blas64 implementation selected by gonum.
+// mismatch); nothing in this package does I/O. Process-wide state is limited
+// to the blas32/blas64 implementation selected by gonum, the result of the
+// CPU detection, the ForceGonumGemm switch (meant for benchmarks) and a
+// sync.Pool of packing workspaces behind Gemm (about 0.6 MiB each, one per
+// concurrent call; GemmWith avoids it).
 package tensor
