@@ -3,14 +3,10 @@ package query
 import (
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,7 +21,7 @@ import (
 
 // benchEngine is a materialized engine over a random graph of n nodes with
 // the cheap test model.
-func benchEngine(b *testing.B, n int) (*Engine, []uint32) {
+func benchEngine(b testing.TB, n int) (*Engine, []uint32) {
 	b.Helper()
 	s, _ := newTestGraph(b, n, 8, 10, 1)
 	e := openEngine(b, s, newTestModel(featureNames(8), 1, true))
@@ -73,51 +69,6 @@ func BenchmarkPredictCached(b *testing.B) {
 	}
 	b.StopTimer()
 	reportPercentiles(b, lat)
-}
-
-// BenchmarkHTTPPredict: GET /v1/nodes/{id}/prediction on loopback with 16
-// keep-alive clients; reports requests per second.
-func BenchmarkHTTPPredict(b *testing.B) {
-	e, nodes := benchEngine(b, 5000)
-	srv := httptest.NewServer(NewHandler(e, nil)) // listens on 127.0.0.1
-	defer srv.Close()
-	tr := &http.Transport{MaxIdleConnsPerHost: 64, MaxConnsPerHost: 64}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
-	const clients = 16
-	var wg sync.WaitGroup
-	errc := make(chan error, clients)
-	b.ResetTimer()
-	start := time.Now()
-	for c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(c), 3))
-			for i := c; i < b.N; i += clients {
-				u := nodes[rng.IntN(len(nodes))]
-				resp, err := client.Get(fmt.Sprintf("%s/v1/nodes/%d/prediction", srv.URL, 1000+int64(u)))
-				if err != nil {
-					errc <- err
-					return
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != 200 {
-					errc <- fmt.Errorf("status %d", resp.StatusCode)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	el := time.Since(start)
-	b.StopTimer()
-	close(errc)
-	for err := range errc {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(b.N)/el.Seconds(), "req/s")
 }
 
 // BenchmarkPredictCold: after a one-edge update, Predict of a node whose
