@@ -207,12 +207,12 @@ func (s *SplitOptions) seed() uint64 {
 // spill (in memory up to SpillMemory, else a temporary file in TempDir),
 // and the write phase reads them back from it: the CSV is parsed once, and
 // what is written is exactly what was validated, even if the node file
-// changes in between. The edge file is parsed on a
-// second goroutine during pass 1. In the write phase a goroutine fills
-// batches (node records, then adjacency bitmaps, then the id map, each in
-// key order) while Load's goroutine commits them. Errors are still reported
-// in the order of a sequential reading: node file, then edge file in line
-// order. Load leaves no goroutine running when it returns.
+// changes in between. The edge file is parsed on a second goroutine during
+// pass 1. In the write phase a goroutine fills batches (node records, then
+// adjacency bitmaps, then the id map, each in key order) while Load's
+// goroutine commits them. Errors are still reported in the order of a
+// sequential reading: node file, then edge file in line order. Load leaves
+// no goroutine running when it returns.
 //
 // Memory: one map entry per node id (dump.Table), the edge list as parsed
 // endpoints (16 bytes per line) and then as resolved pairs and the
