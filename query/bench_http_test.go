@@ -47,6 +47,47 @@ const (
 	envServerProfile = "FASD_HTTP_SERVER_CPUPROFILE"
 )
 
+// discardWriter is a ResponseWriter that keeps only the status, for
+// timing the handler without a network.
+type discardWriter struct {
+	h    http.Header
+	code int
+	n    int
+}
+
+func (w *discardWriter) Header() http.Header  { return w.h }
+func (w *discardWriter) WriteHeader(code int) { w.code = code }
+func (w *discardWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = 200
+	}
+	w.n += len(b)
+	return len(b), nil
+}
+
+// BenchmarkHTTPHandler: the handler alone (routing, engine lookup, JSON,
+// metrics) for GET /v1/nodes/{id}/prediction, no network.
+func BenchmarkHTTPHandler(b *testing.B) {
+	e, nodes := benchEngine(b, httpBenchNodes)
+	h := NewHandler(e, nil)
+	paths := predictionPaths(nodes)
+	reqs := make([]*http.Request, len(paths))
+	for i, p := range paths {
+		reqs[i] = httptest.NewRequest(http.MethodGet, p, nil)
+	}
+	w := &discardWriter{h: http.Header{}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		clear(w.h)
+		w.code = 0
+		h.ServeHTTP(w, reqs[i%len(reqs)])
+		if w.code != 200 {
+			b.Fatalf("status %d", w.code)
+		}
+	}
+}
+
 func BenchmarkHTTPPredict(b *testing.B) {
 	// The in-process server lives as long as this parent benchmark.
 	var srv *httptest.Server
@@ -240,14 +281,14 @@ func serverCommand(cmd string) (string, error) {
 	return strings.TrimSpace(ans), nil
 }
 
-// serverCPU asks the child for its CPU time.
-func serverCPU() (time.Duration, error) {
+// serverCPU asks the child for its user and system CPU time.
+func serverCPU() (user, sys time.Duration, err error) {
 	ans, err := serverCommand("cpu")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	ns, err := strconv.ParseInt(ans, 10, 64)
-	return time.Duration(ns), err
+	_, err = fmt.Sscanf(ans, "%d %d", &user, &sys)
+	return user, sys, err
 }
 
 // benchHTTPSplit: server and client on one core each, in two processes.
@@ -257,7 +298,7 @@ func benchHTTPSplit(b *testing.B) {
 		b.Fatal(serverProcess.err)
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	s0, err := serverCPU()
+	u0, s0, err := serverCPU()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -277,11 +318,12 @@ func benchHTTPSplit(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	s1, err := serverCPU()
+	u1, s1, err := serverCPU()
 	if err != nil {
 		b.Fatal(err)
 	}
-	reportLoad(b, res, s1-s0, "server-")
+	reportLoad(b, res, u1-u0+s1-s0, "server-")
+	b.ReportMetric(float64((u1-u0).Nanoseconds())/1e3/float64(res.Requests), "server-user-µs/req")
 	b.ReportMetric(float64(client.Nanoseconds())/1e3/float64(res.Requests), "client-cpu-µs/req")
 }
 
@@ -289,7 +331,7 @@ func benchHTTPSplit(b *testing.B) {
 // benchmark when this binary runs as its child process. It prints "addr
 // HOST:PORT" and "ids U,U,…" (internal ids of nodes with a view), then
 // answers commands on its standard input, one per line, with "ok [value]":
-// "cpu" (its CPU time in nanoseconds), "profile FILE" (start a CPU
+// "cpu" (its user and system CPU time in nanoseconds), "profile FILE" (start a CPU
 // profile), "stop" (stop it). It exits when its standard input closes.
 func TestHTTPServerProcess(t *testing.T) {
 	if os.Getenv(envServerProcess) != "1" {
@@ -318,7 +360,8 @@ func TestHTTPServerProcess(t *testing.T) {
 		ans := ""
 		switch cmd {
 		case "cpu":
-			ans = strconv.FormatInt(loadgen.ProcessCPU().Nanoseconds(), 10)
+			u, s := loadgen.ProcessCPUSplit()
+			ans = fmt.Sprintf("%d %d", u.Nanoseconds(), s.Nanoseconds())
 		case "profile":
 			if prof, err = os.Create(arg); err == nil {
 				err = pprof.StartCPUProfile(prof)

@@ -318,21 +318,63 @@ func (e *Engine) ApplyExternal(ctx context.Context, nodes []NodeRequest, add, re
 	})
 }
 
-// routeStats count the requests of one route.
+// routeStats count the requests of one route without a lock: the common
+// status codes have their own counters, others go to a locked map.
 type routeStats struct {
-	mu      sync.Mutex
-	byCode  map[int]int64
-	seconds float64
-	count   int64
+	count atomic.Int64
+	nanos atomic.Int64
+	codes [len(trackedCodes)]atomic.Int64
+	mu    sync.Mutex
+	other map[int]int64
+}
+
+// trackedCodes are the status codes the API answers with.
+var trackedCodes = [...]int{200, 400, 404, 405, 413, 500, 503}
+
+func (rs *routeStats) add(code int, d time.Duration) {
+	rs.count.Add(1)
+	rs.nanos.Add(int64(d))
+	for i, c := range trackedCodes {
+		if c == code {
+			rs.codes[i].Add(1)
+			return
+		}
+	}
+	rs.mu.Lock()
+	if rs.other == nil {
+		rs.other = map[int]int64{}
+	}
+	rs.other[code]++
+	rs.mu.Unlock()
+}
+
+// byCode returns the non-zero counts by status code.
+func (rs *routeStats) byCode() map[int]int64 {
+	m := map[int]int64{}
+	for i, c := range trackedCodes {
+		if n := rs.codes[i].Load(); n > 0 {
+			m[c] = n
+		}
+	}
+	rs.mu.Lock()
+	for c, n := range rs.other {
+		m[c] += n
+	}
+	rs.mu.Unlock()
+	return m
 }
 
 type server struct {
 	e      *Engine
 	o      ServerOptions
+	mux    *http.ServeMux
 	routes map[string]*routeStats
 	names  []string
 	start  time.Time
 	inflt  atomic.Int64
+	// pred are the stats of the prediction route, also counted by the
+	// fast path.
+	pred *routeStats
 }
 
 // NewHandler returns the JSON HTTP API over e:
@@ -349,11 +391,16 @@ type server struct {
 //
 // Errors are JSON {"error": "..."} with 400 (bad input), 404 (unknown node
 // or path), 405 (method), 413 (body or item count over the limits), 500.
+//
+// GET /v1/nodes/{id}/prediction with a plain decimal id skips the router
+// and encodes its answer without reflection (the hot path; see
+// BENCHMARKS.query.md); every other request, including odd spellings of
+// that path, goes through an http.ServeMux.
 func NewHandler(e *Engine, opts *ServerOptions) http.Handler {
 	s := &server{e: e, o: opts.withDefaults(), routes: map[string]*routeStats{}, start: time.Now()}
 	mux := http.NewServeMux()
 	handle := func(pattern, name string, methods []string, h func(w http.ResponseWriter, r *http.Request) (any, error)) {
-		rs := &routeStats{byCode: map[int]int64{}}
+		rs := &routeStats{}
 		s.routes[name] = rs
 		s.names = append(s.names, name)
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
@@ -361,11 +408,7 @@ func NewHandler(e *Engine, opts *ServerOptions) http.Handler {
 			s.inflt.Add(1)
 			defer s.inflt.Add(-1)
 			code := s.serve(w, r, methods, h)
-			rs.mu.Lock()
-			rs.byCode[code]++
-			rs.count++
-			rs.seconds += time.Since(t0).Seconds()
-			rs.mu.Unlock()
+			rs.add(code, time.Since(t0))
 		})
 	}
 	handle("/v1/nodes/{id}/prediction", "prediction", []string{http.MethodGet}, s.prediction)
@@ -379,7 +422,103 @@ func NewHandler(e *Engine, opts *ServerOptions) http.Handler {
 		return nil, &httpError{http.StatusNotFound, errors.New("no such endpoint")}
 	})
 	mux.HandleFunc("/metrics", s.metrics)
-	return mux
+	s.mux, s.pred = mux, s.routes["prediction"]
+	return s
+}
+
+const (
+	predPrefix = "/v1/nodes/"
+	predSuffix = "/prediction"
+)
+
+// predictionID recognises "/v1/nodes/ID/prediction" with ID an optional
+// '-' and 1 to 18 decimal digits (no overflow), a spelling the router
+// would also accept and strconv parse to the same id.
+func predictionID(r *http.Request) (int64, bool) {
+	p := r.URL.Path
+	if r.Method != http.MethodGet || r.URL.RawPath != "" || len(p) <= len(predPrefix)+len(predSuffix) ||
+		p[:len(predPrefix)] != predPrefix || p[len(p)-len(predSuffix):] != predSuffix {
+		return 0, false
+	}
+	id := p[len(predPrefix) : len(p)-len(predSuffix)]
+	digits := id
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 {
+		return 0, false
+	}
+	var v int64
+	for i := 0; i < len(digits); i++ {
+		c := digits[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if id[0] == '-' {
+		v = -v
+	}
+	return v, true
+}
+
+// bufPool holds response buffers of the fast path.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// jsonContentType is shared by every answer; net/http only reads it.
+var jsonContentType = []string{"application/json"}
+
+// dateHeader is the Date header value of the current second, shared by the
+// answers of the fast path so that net/http does not format one per
+// request.
+type dateHeader struct {
+	sec int64
+	val []string
+}
+
+var curDate atomic.Pointer[dateHeader]
+
+func dateFor(t time.Time) []string {
+	sec := t.Unix()
+	if d := curDate.Load(); d != nil && d.sec == sec {
+		return d.val
+	}
+	d := &dateHeader{sec: sec, val: []string{t.UTC().Format(http.TimeFormat)}}
+	curDate.Store(d)
+	return d.val
+}
+
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id, ok := predictionID(r)
+	if !ok {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	t0 := time.Now()
+	s.inflt.Add(1)
+	defer s.inflt.Add(-1)
+	var code int
+	p, err := s.e.PredictExternal(r.Context(), id)
+	if err != nil {
+		code = writeJSON(w, statusOf(err), errorBody{err.Error()})
+	} else {
+		bp := bufPool.Get().(*[]byte)
+		b, ok := appendPrediction((*bp)[:0], &p)
+		if ok {
+			b = append(b, '\n')
+			h := w.Header()
+			h["Content-Type"] = jsonContentType
+			h["Date"] = dateFor(t0)
+			w.WriteHeader(http.StatusOK)
+			w.Write(b)
+			code = http.StatusOK
+		} else {
+			code = writeJSON(w, http.StatusOK, p) // reports the encoding error
+		}
+		*bp = b
+		bufPool.Put(bp)
+	}
+	s.pred.add(code, time.Since(t0))
 }
 
 // serve runs h and writes its JSON result or error; it returns the status.
@@ -394,7 +533,9 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, methods []string,
 			return writeJSON(w, http.StatusMethodNotAllowed, errorBody{fmt.Sprintf("method %s not allowed", r.Method)})
 		}
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes)
+	if r.Body != http.NoBody {
+		r.Body = http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes)
+	}
 	v, err := h(w, r)
 	if err != nil {
 		return writeJSON(w, statusOf(err), errorBody{err.Error()})
@@ -423,7 +564,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) int {
 		code = http.StatusInternalServerError
 		b, _ = json.Marshal(errorBody{"encode response: " + err.Error()})
 	}
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = jsonContentType
 	w.WriteHeader(code)
 	w.Write(append(b, '\n'))
 	return code
@@ -541,25 +682,21 @@ func (s *server) metrics(w http.ResponseWriter, r *http.Request) {
 	names := append([]string(nil), s.names...)
 	sort.Strings(names)
 	for _, n := range names {
-		rs := s.routes[n]
-		rs.mu.Lock()
-		codes := make([]int, 0, len(rs.byCode))
-		for c := range rs.byCode {
+		byCode := s.routes[n].byCode()
+		codes := make([]int, 0, len(byCode))
+		for c := range byCode {
 			codes = append(codes, c)
 		}
 		sort.Ints(codes)
 		for _, c := range codes {
-			fmt.Fprintf(&b, "fasd_http_requests_total{route=%q,code=\"%d\"} %d\n", n, c, rs.byCode[c])
+			fmt.Fprintf(&b, "fasd_http_requests_total{route=%q,code=\"%d\"} %d\n", n, c, byCode[c])
 		}
-		rs.mu.Unlock()
 	}
 	metric("fasd_http_request_duration_seconds", "summary", "Time spent serving requests, by route.")
 	for _, n := range names {
 		rs := s.routes[n]
-		rs.mu.Lock()
-		fmt.Fprintf(&b, "fasd_http_request_duration_seconds_sum{route=%q} %g\n", n, rs.seconds)
-		fmt.Fprintf(&b, "fasd_http_request_duration_seconds_count{route=%q} %d\n", n, rs.count)
-		rs.mu.Unlock()
+		fmt.Fprintf(&b, "fasd_http_request_duration_seconds_sum{route=%q} %g\n", n, time.Duration(rs.nanos.Load()).Seconds())
+		fmt.Fprintf(&b, "fasd_http_request_duration_seconds_count{route=%q} %d\n", n, rs.count.Load())
 	}
 	metric("fasd_http_requests_in_flight", "gauge", "Requests being served.")
 	fmt.Fprintf(&b, "fasd_http_requests_in_flight %d\n", s.inflt.Load())

@@ -245,3 +245,77 @@ func roundTrip(t *testing.T, v any, decode func([]byte) (any, error)) {
 		t.Fatalf("round trip changed %+v into %+v", v, w)
 	}
 }
+
+// Ensure that the fast path of GET /v1/nodes/{id}/prediction answers
+// byte for byte what the router path answers for other spellings of the
+// same request, that both count in the route's metrics, and that ids the
+// fast path declines still get the router's answer.
+func TestHandlerPredictionFastPath(t *testing.T) {
+	_, o, h := newTestServer(t)
+	var u uint32
+	for u = 0; o.counts[u] == 0; u++ {
+	}
+	ext := jsonNum(int64(1000 + u))
+	get := func(path string) (int, string, http.Header) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		return rec.Code, rec.Body.String(), rec.Header()
+	}
+	code, fast, hdr := get("/v1/nodes/" + ext + "/prediction")
+	if code != 200 || hdr.Get("Content-Type") != "application/json" || !strings.HasSuffix(fast, "}\n") {
+		t.Fatalf("fast path: %d %q %v", code, fast, hdr)
+	}
+	var p Prediction
+	if err := json.Unmarshal([]byte(fast), &p); err != nil || p.Source != SourceView || p.ID != int64(1000+u) {
+		t.Fatalf("fast path body %q: %v", fast, err)
+	}
+	// Escaped ("%3d" is the digit d) or signed spellings go through the
+	// router.
+	for _, path := range []string{"/v1/nodes/%3" + ext + "/prediction", "/v1/nodes/+" + ext + "/prediction"} {
+		if code, slow, _ := get(path); code != 200 || slow != fast {
+			t.Errorf("%s: %d %q, fast path %q", path, code, slow, fast)
+		}
+	}
+	for _, c := range []struct {
+		path string
+		code int
+	}{
+		{"/v1/nodes/-5/prediction", 404},
+		{"/v1/nodes/1234567890123456789/prediction", 404},  // 19 digits: router
+		{"/v1/nodes/99999999999999999999/prediction", 400}, // overflows int64
+		{"/v1/nodes/12a/prediction", 400},
+		{"/v1/nodes/1/2/prediction", 404},
+	} {
+		if code, body, _ := get(c.path); code != c.code || !strings.Contains(body, `"error":`) {
+			t.Errorf("%s: %d %q, want %d", c.path, code, body, c.code)
+		}
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{
+		`fasd_http_requests_total{route="prediction",code="200"} 3`,
+		`fasd_http_requests_total{route="prediction",code="404"} 2`,
+		`fasd_http_requests_total{route="prediction",code="400"} 2`,
+		`fasd_http_request_duration_seconds_count{route="prediction"} 7`,
+	} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("metrics lack %q:\n%s", want, rec.Body.String())
+		}
+	}
+}
+
+// Ensure that the shared Date header is the HTTP date of the given second
+// and is reused within it.
+func TestDateFor(t *testing.T) {
+	t0 := time.Date(2026, 3, 4, 5, 6, 7, 100, time.FixedZone("X", 3600))
+	a := dateFor(t0)
+	if a[0] != "Wed, 04 Mar 2026 04:06:07 GMT" {
+		t.Fatalf("date %q", a[0])
+	}
+	if b := dateFor(t0.Add(500 * time.Millisecond)); &b[0] != &a[0] {
+		t.Error("not reused within the second")
+	}
+	if c := dateFor(t0.Add(time.Second)); c[0] != "Wed, 04 Mar 2026 04:06:08 GMT" {
+		t.Errorf("next second: %q", c[0])
+	}
+}
