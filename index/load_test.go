@@ -488,3 +488,49 @@ func TestLoad_EdgeErrorOrder(t *testing.T) {
 		t.Errorf("not strict: got %v", err)
 	}
 }
+
+// Ensure that a node file big enough for the parallel pass 1 (more than one
+// 1 MiB block) loads, and that a bad row deep inside it fails with its
+// file:line and leaves the store unchanged, on both backends.
+func TestLoad_LargeNodeFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads an 80,000-node file (1.3 MB)")
+	}
+	const rows = 80000
+	var nb, eb strings.Builder
+	nb.WriteString("id,group,label,f1,f2\n")
+	for i := range rows {
+		fmt.Fprintf(&nb, "%d,%s,%d,%d,%d.5\n", 1000+i, []string{"a", "b"}[i%2], i%3-1, i%2, i%7)
+	}
+	for i := range rows - 1 {
+		fmt.Fprintf(&eb, "%d %d\n", 1000+i, 1000+i+1)
+	}
+	good := nb.String()
+	bad := strings.Replace(good, "\n51234,", "\n51234x,", 1)
+	if bad == good {
+		t.Fatal("bad row not placed")
+	}
+	for _, b := range backends {
+		t.Run(string(b), func(t *testing.T) {
+			s := openMem(t, b)
+			rep, err := Load(context.Background(), s, smallOptions(t, good, eb.String()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Nodes != rows || rep.Edges.Kept != rows-1 {
+				t.Errorf("report %+v", rep)
+			}
+			before := dumpStore(t, s)
+			opts := smallOptions(t, bad, eb.String())
+			opts.Replace = true
+			_, err = Load(context.Background(), s, opts)
+			// Data row 50234 (id 51234) is on line 50236.
+			if !errors.Is(err, dump.ErrBadID) || !strings.HasPrefix(err.Error(), `nodes.csv:50236: column "id": bad node id`) {
+				t.Errorf("got %v", err)
+			}
+			if dumpStore(t, s) != before {
+				t.Error("a failed load changed the store")
+			}
+		})
+	}
+}
