@@ -280,8 +280,11 @@ func readHeader(rr *recordReader, name string) ([]string, error) {
 // Analyze is pass 1 over a node file: it reads the header, resolves spec
 // against it, checks every row (field count, numbers, ids, mappings) and
 // computes per-feature min and max and the group and label counts. Memory is
-// bounded by one map entry per node id. r must yield decompressed CSV (see
-// Open and NewReader); name is used in error messages.
+// bounded by one map entry per node id and a few 1 MiB blocks. r must yield
+// decompressed CSV (see Open and NewReader); name is used in error messages.
+// A large file without quotes is parsed by several goroutines (see the
+// package doc); they have all exited when Analyze returns, and r is not read
+// after that.
 func Analyze(ctx context.Context, r io.Reader, name string, spec Spec) (*Table, error) {
 	return analyze(ctx, r, name, spec, nil)
 }
