@@ -44,6 +44,9 @@ func (w *addrWriter) String() string {
 	return w.buf.String()
 }
 
+// testClient bounds every request of the serve test.
+var testClient = &http.Client{Timeout: 20 * time.Second}
+
 // httpJSON performs one request and decodes the JSON answer.
 func httpJSON(t *testing.T, method, url, body string) (int, map[string]any) {
 	t.Helper()
@@ -51,7 +54,7 @@ func httpJSON(t *testing.T, method, url, body string) (int, map[string]any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +129,7 @@ func TestServeCommand(t *testing.T) {
 			t.Errorf("%s %s: %d %v, want %d %q", c.method, c.path, code, body, c.code, c.msg)
 		}
 	}
-	resp, err := http.Get(base + "/metrics")
+	resp, err := testClient.Get(base + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +151,7 @@ func TestServeCommand(t *testing.T) {
 	if !strings.HasSuffix(errOut.String(), "shut down\n") {
 		t.Errorf("diagnostics:\n%s", errOut)
 	}
-	if _, err := http.Get(base + "/healthz"); err == nil {
+	if _, err := testClient.Get(base + "/healthz"); err == nil {
 		t.Error("the server still answers after shutdown")
 	}
 	// The store was closed: another command can open it.
