@@ -74,19 +74,23 @@
 // file checks every row and computes the scaling ranges, and the whole edge
 // file is parsed and its endpoints resolved. Bad input therefore leaves the
 // store exactly as it was, and the error names file:line (and column where
-// it applies). Then Load commits the "M" "loading" marker, deletes the old
-// graph (Replace), streams pass 2 over the node file writing node records,
-// the id map and adjacency in bounded batches (LoadOptions.BatchBytes,
-// default 2 MiB: Badger refuses batches of more than a few MiB), and commits
-// the node sets, split, schema, state and report while deleting the marker
-// in its final batch. A load stopped in the write phase (error, cancelled
-// context, crash, kill) leaves the marker: Open then fails with
-// ErrIncompleteLoad and a Load with Replace recovers.
+// it applies). Pass 1 also writes every parsed row to a compact binary
+// spill (in memory up to LoadOptions.SpillMemory, else an already unlinked
+// temporary file), and the edge file is parsed concurrently. Then Load
+// commits the "M" "loading" marker, deletes the old graph (Replace), reads
+// the spill back and writes node records, adjacency and the id map in key
+// order, in bounded batches (LoadOptions.BatchBytes: 960 KiB with Pebble,
+// 2 MiB with Badger, which refuses batches of more than a few MiB), and
+// commits the node sets, split, schema, state and report while deleting the
+// marker in its final batch. The store receives exactly what was validated,
+// even if the node file changes during the load. A load stopped in the write
+// phase (error, cancelled context, crash, kill) leaves the marker: Open then
+// fails with ErrIncompleteLoad and a Load with Replace recovers.
 //
 // Memory of Load is bounded apart from the adjacency being built: one map
 // entry per node id, the edge list as resolved pairs and then as sorted
 // lists (O(edges) uint32s, about 16 bytes per undirected edge), O(nodes)
-// bits of node sets and one batch. Feature values are streamed row by row.
+// bits of node sets, the in-memory part of the spill and one batch.
 //
 // # Sampling
 //
