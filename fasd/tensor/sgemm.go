@@ -16,8 +16,9 @@ import (
 // strides). Packing (into kernM/kernN-wide panels, zero padded) is left for
 // what the kernel cannot read in place: transposed B, the panels cut by the
 // edge of A or B, and A when it is reused across column panels (see
-// packAllA). Tiles cut by the edge of C are stored with masked loads and
-// stores, so the kernel never touches memory outside the m×n window of C.
+// packAllA). Tiles cut by the edge of C are spilled to a scratch tile on the
+// kernel's stack and stored row by row, so the kernel never touches memory
+// outside the m×n window of C.
 const (
 	kernM = 6  // rows of the micro-kernel tile
 	kernN = 16 // columns of the micro-kernel tile (two 8-wide AVX registers)
