@@ -12,8 +12,9 @@ help: ## list the targets
 build: ## build the fasd command into bin/
 	$(GO) build -o $(BIN) ./cmd/fasd
 
-test: fmt-check vet ## gofmt and vet checks, then every test
+test: fmt-check vet ## gofmt and vet checks, every test, and the pure-Go (noasm) numeric core
 	$(GO) test -count=1 $(PKGS)
+	$(GO) test -tags noasm -count=1 ./fasd/tensor/... ./fasd/autodiff/... ./fasd/nn/...
 
 short: ## the quick tests only
 	$(GO) test -short -count=1 $(PKGS)
