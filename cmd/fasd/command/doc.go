@@ -5,10 +5,28 @@
 //
 // # Subcommands
 //
+// The graph (package index):
+//
 //	fasd gen   --out DIR [--preset small|pokec] [knobs]     write a synthetic biased dump
 //	fasd load  --db DIR --preset NAME [--dir D | --nodes F --edges F] [column flags]
 //	fasd stats --db DIR [--json]                             summarise the stored graph
 //	fasd check --db DIR                                      verify every stored invariant
+//
+// The method (package fasd/pipeline, run through query):
+//
+//	fasd train --db DIR --preset NAME [--seed S] [--config F.toml] [--set key=val ...]
+//	fasd eval  --db DIR --preset NAME [--seeds 5] [--ablations] [--json]
+//	fasd sweep --db DIR --preset NAME [--steps 1,2,3,5,8] [--lambdas 0,0.1,1,10] [--out DIR]
+//
+// The engine and its views (package query):
+//
+//	fasd materialize --db DIR [--workers N] [--json]
+//	fasd predict     --db DIR (--node ID ... | --all) [--json]
+//	fasd update      --db DIR [--nodes F.json] [--add-edges F] [--remove-edges F] [--refresh]
+//	fasd refresh     --db DIR [--workers N] [--json]
+//	fasd audit       --db DIR [--set test|labelled] [--json]
+//	fasd serve       --db DIR [--addr 127.0.0.1:8080]
+//	fasd demo        [--dir DIR] [--nodes N] [--set key=val ...]   the README's main job
 //
 // # Exit codes
 //
