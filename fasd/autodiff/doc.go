@@ -40,6 +40,12 @@
 //     loop that records the same sequence of shapes therefore allocates
 //     nothing in steady state. Vars returned by a tape (and their slices) are
 //     valid only until the next Reset of that tape.
+//   - Gradient buffers of recorded values are not zeroed when recorded: in
+//     Backward the first op that writes a whole buffer overwrites it (GEMM
+//     with beta 0, copy instead of add), ops that accumulate clear it just
+//     before, and Backward zeroes the buffers no gradient reached. A Var's
+//     Grad is therefore defined after Backward (as before: the sum of its
+//     contributions from zero), not between recording and Backward.
 //   - Inputs are aliased, not copied: the caller must not change a tensor
 //     passed to Input or Param between the forward pass and Backward.
 //   - Operations never start goroutines. A Tape is not safe for concurrent

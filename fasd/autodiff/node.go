@@ -61,7 +61,25 @@ func (t *Tape[T]) push(op opcode) *node[T] {
 	return n
 }
 
+// readyIns clears the pending gradients of n's inputs, for the backward ops
+// that accumulate (the others call first/accBeta/ready themselves).
+func (t *Tape[T]) readyIns(n *node[T]) {
+	t.ready(n.a)
+	t.ready(n.b)
+	t.ready(n.c)
+	for _, v := range n.ins {
+		t.ready(v)
+	}
+}
+
 func (t *Tape[T]) backward(n *node[T]) {
+	switch n.op {
+	case opLinear, opChanLinear, opMatMul, opGCNProp, opTranspose, opSymmetrize,
+		opMaskPairs, opMaskNodes, opAddBias, opConcatLast, opConcatChan:
+		// These write their inputs' gradients through first/accBeta/ready.
+	default:
+		t.readyIns(n)
+	}
 	switch n.op {
 	case opLinear:
 		t.bwLinear(n)

@@ -165,9 +165,12 @@ func (t *Tape[T]) Reshape(x *Var[T], s tensor.Shape) *Var[T] {
 	if !(s.Len() == x.Value.Shape.Len()) {
 		panicShape("Reshape: %v to %v", x.Value.Shape, s)
 	}
+	// The view shares x's gradient buffer, so that buffer must be defined
+	// (zero) now: the first writer of one of them cannot know of the other.
+	t.ready(x)
 	v := t.pooledVar()
 	v.Value = tensor.Dense[T]{Data: x.Value.Data, Shape: s}
-	v.Grad, v.req = x.Grad, x.req
+	v.Grad, v.req, v.pend = x.Grad, x.req, false
 	return v
 }
 
@@ -248,8 +251,14 @@ func (t *Tape[T]) bwConcatLast(n *node[T]) {
 	for _, x := range n.ins {
 		w := x.Value.Shape.Dim(-1)
 		if x.req {
+			// The rows cover x.Grad; x may appear twice among the inputs.
+			ow := first(x)
 			for r := 0; r < rows; r++ {
-				addTo(x.Grad[r*w:(r+1)*w], n.out.Grad[r*total+off:])
+				if ow {
+					copy(x.Grad[r*w:(r+1)*w], n.out.Grad[r*total+off:])
+				} else {
+					addTo(x.Grad[r*w:(r+1)*w], n.out.Grad[r*total+off:])
+				}
 			}
 		}
 		off += w
@@ -304,8 +313,13 @@ func (t *Tape[T]) bwConcatChan(n *node[T]) {
 	for _, x := range n.ins {
 		ci := len(x.Value.Data) / max(1, bn*p)
 		if x.req {
+			ow := first(x)
 			for bi := 0; bi < bn; bi++ {
-				addTo(x.Grad[bi*ci*p:(bi+1)*ci*p], n.out.Grad[(bi*total+off)*p:])
+				if ow {
+					copy(x.Grad[bi*ci*p:(bi+1)*ci*p], n.out.Grad[(bi*total+off)*p:])
+				} else {
+					addTo(x.Grad[bi*ci*p:(bi+1)*ci*p], n.out.Grad[(bi*total+off)*p:])
+				}
 			}
 		}
 		off += ci

@@ -157,19 +157,29 @@ func (t *Tape[T]) bwGCNProp(n *node[T]) {
 	ahat, p, bias, gy := n.a, n.b, n.c, n.out.Grad
 	bn, c, nn, g := n.i[0], n.i[1], n.i[2], n.i[3]
 	cg := c * g
+	// The (bi, ci) blocks cover p.Grad and ahat.Grad: the first writer of
+	// each overwrites.
+	var bp, ba T
+	if p.req {
+		bp = accBeta(p)
+	}
+	if ahat.req {
+		ba = accBeta(ahat)
+	}
 	for bi := 0; bi < bn; bi++ {
 		for ci := 0; ci < c; ci++ {
 			ao := (bi*c + ci) * nn * nn
 			po := bi*nn*cg + ci*g
 			if p.req {
-				t.gemm(true, false, nn, g, nn, 1, ahat.Value.Data[ao:], nn, gy[po:], cg, 1, p.Grad[po:], cg)
+				t.gemm(true, false, nn, g, nn, 1, ahat.Value.Data[ao:], nn, gy[po:], cg, bp, p.Grad[po:], cg)
 			}
 			if ahat.req {
-				t.gemm(false, true, nn, nn, g, 1, gy[po:], cg, p.Value.Data[po:], cg, 1, ahat.Grad[ao:], nn)
+				t.gemm(false, true, nn, nn, g, 1, gy[po:], cg, p.Value.Data[po:], cg, ba, ahat.Grad[ao:], nn)
 			}
 		}
 	}
 	if bias != nil && bias.req {
+		t.ready(bias)
 		colSumAdd(bias.Grad, gy, bn*nn, cg)
 	}
 }
@@ -301,7 +311,7 @@ func transposeMats[T Float](dst, src []T, mats, r, c int, add bool) {
 func (t *Tape[T]) bwTranspose(n *node[T]) {
 	if n.a.req {
 		// out is c×r per matrix; its transpose adds back into the r×c input.
-		transposeMats(n.a.Grad, n.out.Grad, n.i[0], n.i[2], n.i[1], true)
+		transposeMats(n.a.Grad, n.out.Grad, n.i[0], n.i[2], n.i[1], !first(n.a))
 	}
 }
 
@@ -334,7 +344,7 @@ func symMats[T Float](dst, src []T, mats, nn int, s T, add bool) {
 
 func (t *Tape[T]) bwSymmetrize(n *node[T]) {
 	if n.a.req {
-		symMats(n.a.Grad, n.out.Grad, n.i[0], n.i[1], n.f, true)
+		symMats(n.a.Grad, n.out.Grad, n.i[0], n.i[1], n.f, !first(n.a))
 	}
 }
 
@@ -399,8 +409,15 @@ func (t *Tape[T]) bwMaskNodes(n *node[T]) {
 		return
 	}
 	f := n.i[0]
+	add := !first(n.a)
 	for r, mv := range n.cst {
 		g, ga := n.out.Grad[r*f:(r+1)*f], n.a.Grad[r*f:(r+1)*f]
+		if !add {
+			for j, v := range g {
+				ga[j] = v * mv
+			}
+			continue
+		}
 		for j, v := range g {
 			ga[j] += v * mv
 		}
@@ -454,6 +471,6 @@ func maskPairs[T Float](dst, src, mask []T, mats, bn, nn int, zeroDiag, add bool
 
 func (t *Tape[T]) bwMaskPairs(n *node[T]) {
 	if n.a.req {
-		maskPairs(n.a.Grad, n.out.Grad, n.cst, n.i[0], n.i[1], n.i[2], n.i[3] == 1, true)
+		maskPairs(n.a.Grad, n.out.Grad, n.cst, n.i[0], n.i[1], n.i[2], n.i[3] == 1, !first(n.a))
 	}
 }

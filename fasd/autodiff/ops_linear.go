@@ -37,12 +37,13 @@ func (t *Tape[T]) bwLinear(n *node[T]) {
 	x, w, b, gy := n.a, n.b, n.c, n.out.Grad
 	rows, in, outD := n.i[0], n.i[1], n.i[2]
 	if x.req {
-		t.gemm(false, true, rows, in, outD, 1, gy, outD, w.Value.Data, outD, 1, x.Grad, in)
+		t.gemm(false, true, rows, in, outD, 1, gy, outD, w.Value.Data, outD, accBeta(x), x.Grad, in)
 	}
 	if w.req {
-		t.gemm(true, false, in, outD, rows, 1, x.Value.Data, in, gy, outD, 1, w.Grad, outD)
+		t.gemm(true, false, in, outD, rows, 1, x.Value.Data, in, gy, outD, accBeta(w), w.Grad, outD)
 	}
 	if b != nil && b.req {
+		t.ready(b)
 		colSumAdd(b.Grad, gy, rows, outD)
 	}
 }
@@ -79,9 +80,14 @@ func (t *Tape[T]) AddBias(x, b *Var[T]) *Var[T] {
 
 func (t *Tape[T]) bwAddBias(n *node[T]) {
 	if n.a.req {
-		addTo(n.a.Grad, n.out.Grad)
+		if first(n.a) {
+			copy(n.a.Grad, n.out.Grad)
+		} else {
+			addTo(n.a.Grad, n.out.Grad)
+		}
 	}
 	if n.b.req {
+		t.ready(n.b)
 		colSumAdd(n.b.Grad, n.out.Grad, n.i[0], n.i[1])
 	}
 }
@@ -133,10 +139,16 @@ func (t *Tape[T]) ChanLinear(x, w, b *Var[T]) *Var[T] {
 func (t *Tape[T]) bwChanLinear(n *node[T]) {
 	x, w, b, gy := n.a, n.b, n.c, n.out.Grad
 	bn, cin, cout, p := n.i[0], n.i[1], n.i[2], n.i[3]
+	var bx T
+	if x.req {
+		bx = accBeta(x) // the blocks of all bi cover x.Grad
+	}
+	t.ready(w)
+	t.ready(b)
 	for bi := 0; bi < bn; bi++ {
 		gyb := gy[bi*cout*p : (bi+1)*cout*p]
 		if x.req {
-			t.gemm(false, false, cin, p, cout, 1, w.Value.Data, cout, gyb, p, 1, x.Grad[bi*cin*p:], p)
+			t.gemm(false, false, cin, p, cout, 1, w.Value.Data, cout, gyb, p, bx, x.Grad[bi*cin*p:], p)
 		}
 		if w.req {
 			t.gemm(false, true, cin, cout, p, 1, x.Value.Data[bi*cin*p:], p, gyb, p, 1, w.Grad, cout)
@@ -174,13 +186,22 @@ func (t *Tape[T]) MatMul(a, b *Var[T]) *Var[T] {
 func (t *Tape[T]) bwMatMul(n *node[T]) {
 	a, b, g := n.a, n.b, n.out.Grad
 	bn, nr, k, m := n.i[0], n.i[1], n.i[2], n.i[3]
+	// Block bi of a.Grad is written before block bi of b.Grad, so a == b
+	// (first writer a, then b accumulating) stays right.
+	var ba, bb T
+	if a.req {
+		ba = accBeta(a)
+	}
+	if b.req {
+		bb = accBeta(b)
+	}
 	for bi := 0; bi < bn; bi++ {
 		gb := g[bi*nr*m:]
 		if a.req {
-			t.gemm(false, true, nr, k, m, 1, gb, m, b.Value.Data[bi*k*m:], m, 1, a.Grad[bi*nr*k:], k)
+			t.gemm(false, true, nr, k, m, 1, gb, m, b.Value.Data[bi*k*m:], m, ba, a.Grad[bi*nr*k:], k)
 		}
 		if b.req {
-			t.gemm(true, false, k, m, nr, 1, a.Value.Data[bi*nr*k:], k, gb, m, 1, b.Grad[bi*k*m:], m)
+			t.gemm(true, false, k, m, nr, 1, a.Value.Data[bi*nr*k:], k, gb, m, bb, b.Grad[bi*k*m:], m)
 		}
 	}
 }

@@ -17,6 +17,10 @@ type Var[T Float] struct {
 	// Grad has len(Value.Data) entries when NeedsGrad, else it is nil.
 	Grad []T
 	req  bool
+	// pend marks a gradient buffer that no backward op has written yet: its
+	// contents are stale arena memory. The first writer overwrites it (or
+	// clears it first, see Tape.ready); Backward clears what is left.
+	pend bool
 }
 
 // NeedsGrad reports whether a gradient flows into v.
@@ -136,17 +140,50 @@ func (t *Tape[T]) pooledVar() *Var[T] {
 }
 
 // newVar returns a var of shape s whose value is uninitialised and whose
-// gradient (if req) is zeroed.
+// gradient buffer (if req) is pending: Backward's first writer overwrites it
+// (first) or clears it before accumulating (ready), and Backward zeroes the
+// buffers nobody wrote, so every Grad reads as a sum from zero afterwards.
 func (t *Tape[T]) newVar(s tensor.Shape, req bool) *Var[T] {
 	v := t.pooledVar()
 	n := s.Len()
 	v.Value = tensor.Dense[T]{Data: t.buf(n), Shape: s}
 	v.req = req && !t.noGrad
 	v.Grad = nil
+	v.pend = false
 	if v.req {
-		v.Grad = t.zbuf(n)
+		v.Grad = t.buf(n)
+		v.pend = true
 	}
 	return v
+}
+
+// ready makes a pending gradient buffer of v hold zeros, for a backward op
+// that accumulates into it.
+func (t *Tape[T]) ready(v *Var[T]) {
+	if v != nil && v.pend {
+		clear(v.Grad)
+		v.pend = false
+	}
+}
+
+// first reports whether a backward op that writes every entry of v.Grad is
+// its first writer (and may overwrite instead of accumulating), and marks
+// the buffer written. The op must then write all of v.Grad.
+func first[T Float](v *Var[T]) bool {
+	if v.pend {
+		v.pend = false
+		return true
+	}
+	return false
+}
+
+// accBeta is the GEMM beta of a backward product into v.Grad covering all of
+// it: 0 for the first writer (overwrite), 1 otherwise (accumulate).
+func accBeta[T Float](v *Var[T]) T {
+	if first(v) {
+		return 0
+	}
+	return 1
 }
 
 // Input makes a leaf from d (aliased, not copied). With needGrad the leaf gets
@@ -156,6 +193,7 @@ func (t *Tape[T]) Input(d tensor.Dense[T], needGrad bool) *Var[T] {
 	v.Value = d
 	v.req = needGrad && !t.noGrad
 	v.Grad = nil
+	v.pend = false
 	if v.req {
 		v.Grad = t.zbuf(len(d.Data))
 	}
@@ -206,12 +244,17 @@ func (t *Tape[T]) Backward(loss *Var[T]) {
 	if !loss.req {
 		panic("autodiff: Backward on a value that needs no gradient (eval mode or constant)")
 	}
+	t.ready(loss)
 	loss.Grad[0] += 1
 	for i := t.nn - 1; i >= 0; i-- {
 		n := &t.nodes[i]
-		if n.out.req {
+		// An output no gradient reached (still pending) contributes nothing.
+		if n.out.req && !n.out.pend {
 			t.backward(n)
 		}
+	}
+	for _, v := range t.vars[:t.nv] {
+		t.ready(v)
 	}
 }
 

@@ -1,0 +1,76 @@
+package autodiff_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/fasd-db/fasd/fasd/autodiff"
+	"github.com/fasd-db/fasd/fasd/tensor"
+)
+
+// Gradient buffers are not zeroed when recorded: the first backward writer
+// overwrites them. These cases check that stale arena memory never leaks into
+// a gradient: inputs used twice by one op, a value no gradient reaches, a view
+// (Reshape), and a tape whose arena holds the previous step's gradients.
+func TestBackward_FirstWriterOverwrites(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	randT := func(dims ...int) tensor.Dense[float64] {
+		d := tensor.New[float64](dims...)
+		for i := range d.Data {
+			d.Data[i] = rng.Float64()*2 - 1
+		}
+		return d
+	}
+	const n = 3
+	type result struct{ gx, ga, gunused []float64 }
+	run := func(tp *autodiff.Tape[float64], x, a tensor.Dense[float64]) result {
+		tp.Reset()
+		xv := tp.Input(x, true)
+		av := tp.Input(a, true)
+		h := tp.Scale(xv, 1.5) // intermediate: pending gradient buffer
+		unused := tp.Scale(h, 2)
+		aa := tp.Scale(av, 1)
+		cat := tp.ConcatLast(h, h) // h twice in one op
+		mm := tp.MatMul(aa, aa)    // aa as both operands
+		r := tp.Reshape(tp.Scale(mm, 1), tensor.S(1, n*n))
+		loss := tp.Add(tp.Sum(cat), tp.Sum(tp.Scale(r, 0.5)))
+		tp.Backward(loss)
+		return result{append([]float64(nil), xv.Grad...), append([]float64(nil), av.Grad...), append([]float64(nil), unused.Grad...)}
+	}
+	// Reference: d/dx Σ[1.5x, 1.5x] = 3; d/dA ½Σ(A·A) = ½(1·1ᵀ·Aᵀ + Aᵀ·1·1ᵀ).
+	want := func(a tensor.Dense[float64]) []float64 {
+		g := make([]float64, n*n)
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				var s float64
+				for k := 0; k < n; k++ {
+					s += a.Data[j*n+k] + a.Data[k*n+i]
+				}
+				g[i*n+j] = s / 2
+			}
+		}
+		return g
+	}
+	tp := autodiff.NewTape[float64]()
+	for step := 0; step < 3; step++ {
+		x, a := randT(1, n, 2), randT(1, n, n)
+		got := run(tp, x, a)
+		fresh := run(autodiff.NewTape[float64](), x, a)
+		for i, v := range got.gx {
+			if v != 3 || fresh.gx[i] != 3 {
+				t.Fatalf("step %d: dx[%d] = %v (fresh tape %v), want 3", step, i, v, fresh.gx[i])
+			}
+		}
+		for i, w := range want(a) {
+			if math.Abs(got.ga[i]-w) > 1e-12 || got.ga[i] != fresh.ga[i] {
+				t.Fatalf("step %d: dA[%d] = %v (fresh tape %v), want %v", step, i, got.ga[i], fresh.ga[i], w)
+			}
+		}
+		for i, v := range got.gunused {
+			if v != 0 {
+				t.Fatalf("step %d: gradient of an unused value [%d] = %v, want 0", step, i, v)
+			}
+		}
+	}
+}
