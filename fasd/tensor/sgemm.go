@@ -45,7 +45,13 @@ type kernFunc func(k int, a []float32, ras, cas int, b []float32, ldb int, c []f
 // run, before the lda rule): packing from 2 panels on 3.57 ms, always
 // 3.83 ms, from 8 panels on 4.12 ms, never 4.42 ms; the lda rule then gave
 // 3.74 vs 3.86 ms.
-func packAllA(nc, lda int) bool { return nc >= packAMinN && lda > packAMinLd }
+func packAllA(nc, kc, lda int) bool {
+	return nc >= packAMinN && lda > packAMinLd && kc > packAMinK
+}
+
+// packAMinK is the k-slice up to which A is never packed: a panel that short
+// (six rows of at most packAMinK values) costs as much to pack as to use.
+const packAMinK = 16
 
 // packAMinLd is the leading dimension of A up to which A is never packed:
 // six rows (or a column run) of a matrix this narrow lie within a couple of
@@ -97,9 +103,9 @@ func sgemmPacked(w *sgemmWork, kern kernFunc, transA, transB bool, m, n, k int, 
 	}
 	for jc := 0; jc < n; jc += ncBlk {
 		nc := min(ncBlk, n-jc)
-		allA := packAllA(nc, lda)
 		for pc := 0; pc < k; pc += kcBlk {
 			kc := min(kcBlk, k-pc)
+			allA := packAllA(nc, kc, lda)
 			bt := beta
 			if pc > 0 {
 				bt = 1

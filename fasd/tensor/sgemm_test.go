@@ -166,6 +166,22 @@ func TestGemm_Float32Property(t *testing.T) {
 	for it := 0; it < 1500; it++ {
 		checkGemm(t, rng, randGemmCase(rng), gemmVia)
 	}
+	// Small products read out of wide matrices (the per-head and per-channel
+	// products of s_φ: lda, ldb ≫ k), odd sizes around the tiles and around
+	// packAMinK, where A is read in place instead of packed.
+	for it := 0; it < 300; it++ {
+		g := randGemmCase(rng)
+		g.m, g.n, g.k = 1+rng.IntN(40), 1+rng.IntN(40), 1+rng.IntN(2*packAMinK+2)
+		colsA, colsB := g.k, g.n
+		if g.tA {
+			colsA = g.m
+		}
+		if g.tB {
+			colsB = g.k
+		}
+		g.lda, g.ldb, g.ldc = colsA+packAMinLd+rng.IntN(40), colsB+rng.IntN(100), g.n+rng.IntN(3)
+		checkGemm(t, rng, g, gemmVia)
+	}
 	for _, sh := range gemmBigShapes {
 		for tt := 0; tt < 4; tt++ {
 			g := randGemmCase(rng)
@@ -322,5 +338,41 @@ func BenchmarkGemm32(b *testing.B) {
 				b.ReportMetric(float64(2*m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
 		}
+	}
+}
+
+// BenchmarkGemmSmall measures the per-subgraph products of s_φ (N = 21,
+// per-head width 8, per-channel width 96), where fixed per-call costs
+// dominate: ns per call and GFLOP/s.
+func BenchmarkGemmSmall(b *testing.B) {
+	for _, s := range []struct {
+		name     string
+		m, n, k  int
+		tA, tB   bool
+		lda, ldb int
+	}{
+		{"QK^T_21x21x8", 21, 21, 8, false, true, 96, 96},
+		{"dS.K_21x8x21", 21, 8, 21, false, false, 21, 96},
+		{"dS^T.Q_21x8x21", 21, 8, 21, true, false, 21, 96},
+		{"prop_21x96x21", 21, 96, 21, false, false, 21, 96},
+		{"propT_21x96x21", 21, 96, 21, true, false, 21, 96},
+		{"dA_21x21x96", 21, 21, 96, false, true, 96, 96},
+		{"QbdK^T_84x21x32", 84, 21, 32, false, true, 32, 96},
+	} {
+		b.Run(s.name, func(b *testing.B) {
+			a := make([]float32, 100*100)
+			bb := make([]float32, 100*100)
+			c := make([]float32, s.m*s.n)
+			for i := range a {
+				a[i] = float32(i%7) * 0.1
+				bb[i] = float32(i%5) * 0.1
+			}
+			var ws GemmWorkspace
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				GemmWith(&ws, s.tA, s.tB, s.m, s.n, s.k, 1, a, s.lda, bb, s.ldb, 1, c, s.n)
+			}
+			b.ReportMetric(float64(2*s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
 	}
 }
