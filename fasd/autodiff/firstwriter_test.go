@@ -74,3 +74,45 @@ func TestBackward_FirstWriterOverwrites(t *testing.T) {
 		}
 	}
 }
+
+// ensure that an activation that is the first gradient writer of its input
+// sets (not adds) the gradient on a reused tape, for every activation.
+func TestBackward_ActFirstWriter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	tp := autodiff.NewTape[float32]()
+	for _, act := range []autodiff.Activation{autodiff.ReLU, autodiff.ELU, autodiff.Tanh, autodiff.Sigmoid} {
+		for step := 0; step < 3; step++ {
+			x := tensor.New[float32](3, 7) // 21 values: AVX2 lanes and a tail
+			for i := range x.Data {
+				x.Data[i] = float32(rng.Float64()*4 - 2)
+			}
+			tp.Reset()
+			xv := tp.Input(x, true)
+			h := tp.Scale(xv, 1) // pending gradient buffer, written first by Act
+			y := tp.Act(h, act)
+			tp.Backward(tp.Sum(y))
+			for i, g := range xv.Grad {
+				v := float64(y.Value.Data[i])
+				var want float64
+				switch act {
+				case autodiff.ReLU:
+					if v > 0 {
+						want = 1
+					}
+				case autodiff.ELU:
+					want = 1
+					if v <= 0 {
+						want = v + 1
+					}
+				case autodiff.Tanh:
+					want = 1 - v*v
+				case autodiff.Sigmoid:
+					want = v * (1 - v)
+				}
+				if math.Abs(float64(g)-want) > 1e-6 {
+					t.Fatalf("%v step %d: dx[%d] = %v, want %v", act, step, i, g, want)
+				}
+			}
+		}
+	}
+}

@@ -71,6 +71,28 @@ func (t *Tape[T]) bwAct(n *node[T]) {
 		return
 	}
 	y, g, ga := n.out.Value.Data, n.out.Grad, n.a.Grad
+	if first(n.a) {
+		// First writer: set instead of add (no zeroing pass).
+		switch Activation(n.i[0]) {
+		case ReLU:
+			for i, v := range y {
+				if v > 0 {
+					ga[i] = g[i]
+				} else {
+					ga[i] = 0
+				}
+			}
+		case ELU:
+			tensor.ELUGradTo(ga, g, y)
+		case Tanh:
+			tensor.TanhGradTo(ga, g, y)
+		case Sigmoid:
+			for i, v := range y {
+				ga[i] = g[i] * v * (1 - v)
+			}
+		}
+		return
+	}
 	switch Activation(n.i[0]) {
 	case ReLU:
 		for i, v := range y {

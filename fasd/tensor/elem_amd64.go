@@ -26,3 +26,13 @@ func eluGradAcc8(ga, g, y []float32)
 //
 //go:noescape
 func tanhGradAcc8(ga, g, y []float32)
+
+// eluGradTo8 sets ga = g·ELU'(y) for the first len(ga) &^ 7 elements.
+//
+//go:noescape
+func eluGradTo8(ga, g, y []float32)
+
+// tanhGradTo8 sets ga = g·(1 − y²) for the first len(ga) &^ 7 elements.
+//
+//go:noescape
+func tanhGradTo8(ga, g, y []float32)

@@ -244,3 +244,64 @@ tgloop:
 tgdone:
 	VZEROUPPER
 	RET
+
+// func eluGradTo8(ga, g, y []float32)
+// For the first len(ga)/8·8 elements: ga = g·(1 if y > 0 else y + 1) (ga is
+// not read).
+TEXT ·eluGradTo8(SB), NOSPLIT, $0-72
+	MOVQ         ga_base+0(FP), DI
+	MOVQ         ga_len+8(FP), CX
+	MOVQ         g_base+24(FP), SI
+	MOVQ         y_base+48(FP), DX
+	SHRQ         $3, CX
+	JZ           eodone
+	VXORPS       Y13, Y13, Y13
+	MOVL         $0x3f800000, AX
+	MOVL         AX, X14
+	VBROADCASTSS X14, Y14
+
+eoloop:
+	VMOVUPS   (DX), Y0
+	VADDPS    Y14, Y0, Y1
+	VCMPPS    $14, Y13, Y0, Y2
+	VBLENDVPS Y2, Y14, Y1, Y1
+	VMULPS    (SI), Y1, Y3
+	VMOVUPS   Y3, (DI)
+	ADDQ      $32, DI
+	ADDQ      $32, SI
+	ADDQ      $32, DX
+	DECQ      CX
+	JNZ       eoloop
+
+eodone:
+	VZEROUPPER
+	RET
+
+// func tanhGradTo8(ga, g, y []float32)
+// For the first len(ga)/8·8 elements: ga = g·(1 − y²) (ga is not read).
+TEXT ·tanhGradTo8(SB), NOSPLIT, $0-72
+	MOVQ         ga_base+0(FP), DI
+	MOVQ         ga_len+8(FP), CX
+	MOVQ         g_base+24(FP), SI
+	MOVQ         y_base+48(FP), DX
+	SHRQ         $3, CX
+	JZ           todone
+	MOVL         $0x3f800000, AX
+	MOVL         AX, X14
+	VBROADCASTSS X14, Y14
+
+toloop:
+	VMOVUPS      (DX), Y0
+	VMOVAPS      Y14, Y1
+	VFNMADD231PS Y0, Y0, Y1
+	VMULPS       (SI), Y1, Y3
+	VMOVUPS      Y3, (DI)
+	ADDQ         $32, DI
+	ADDQ         $32, SI
+	ADDQ         $32, DX
+	DECQ         CX
+	JNZ          toloop
+
+todone:
+	VZEROUPPER
+	RET

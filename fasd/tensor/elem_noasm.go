@@ -12,3 +12,7 @@ func elu4(dst, src []float32) { panic("tensor: no assembly in this build") }
 func eluGradAcc8(ga, g, y []float32) { panic("tensor: no assembly in this build") }
 
 func tanhGradAcc8(ga, g, y []float32) { panic("tensor: no assembly in this build") }
+
+func eluGradTo8(ga, g, y []float32) { panic("tensor: no assembly in this build") }
+
+func tanhGradTo8(ga, g, y []float32) { panic("tensor: no assembly in this build") }

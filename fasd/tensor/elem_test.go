@@ -185,3 +185,58 @@ func TestGradAcc_MatchesReference(t *testing.T) {
 		t.Fatalf("float64 grad acc = %v", ga)
 	}
 }
+
+// ensure that ELUGradTo and TanhGradTo (AVX2 lanes plus scalar tail, or the
+// scalar path in the noasm build) set ga = g·f'(y) as a float64 reference
+// does, for every length modulo the lane count, whatever ga held before
+// (NaN: it is not read), and write nothing outside ga.
+func TestGradTo_MatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	for _, fn := range []struct {
+		name string
+		to   func(ga, g, y []float32)
+		d    func(y float64) float64
+	}{
+		{"elu", ELUGradTo[float32], func(y float64) float64 {
+			if y > 0 {
+				return 1
+			}
+			return y + 1
+		}},
+		{"tanh", TanhGradTo[float32], func(y float64) float64 { return 1 - y*y }},
+	} {
+		for n := 0; n < 40; n++ {
+			g, y := make([]float32, n), make([]float32, n)
+			all := make([]float32, n+2*gemmGuard)
+			for i := range all {
+				all[i] = float32(math.NaN())
+			}
+			ga := all[gemmGuard : gemmGuard+n]
+			for i := 0; i < n; i++ {
+				g[i] = float32(4*rng.Float64() - 2)
+				y[i] = float32(3*rng.Float64() - 1.5)
+			}
+			fn.to(ga, g, y)
+			for i := range ga {
+				want := float64(g[i]) * fn.d(float64(y[i]))
+				if d := math.Abs(float64(ga[i]) - want); !(d <= gradAccTol) {
+					t.Fatalf("%s n=%d: ga[%d] = %v, want %v", fn.name, n, i, ga[i], want)
+				}
+			}
+			for i := 0; i < gemmGuard; i++ {
+				if !math.IsNaN(float64(all[i])) || !math.IsNaN(float64(all[len(all)-1-i])) {
+					t.Fatalf("%s n=%d: guard overwritten", fn.name, n)
+				}
+			}
+		}
+	}
+	ga, g, y := []float64{7, 7}, []float64{2, 2}, []float64{0.5, -0.5}
+	ELUGradTo(ga, g, y)
+	if ga[0] != 2 || ga[1] != 2*0.5 {
+		t.Fatalf("float64 ELUGradTo = %v", ga)
+	}
+	TanhGradTo(ga, g, y)
+	if ga[0] != 2*0.75 || ga[1] != 2*0.75 {
+		t.Fatalf("float64 TanhGradTo = %v", ga)
+	}
+}

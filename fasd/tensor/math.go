@@ -173,6 +173,39 @@ func TanhGradAcc[T Float](ga, g, y []T) {
 	}
 }
 
+// ELUGradTo sets ga[i] = g[i]·ELU'(x_i) (see ELUGradAcc; ga is not read):
+// the form for a first gradient writer, which saves zeroing ga.
+func ELUGradTo[T Float](ga, g, y []T) {
+	g, y = g[:len(ga)], y[:len(ga)]
+	n := 0
+	if a, ok := any(ga).([]float32); ok && haveElemAsm {
+		n = len(a) &^ 7
+		eluGradTo8(a[:n], any(g).([]float32), any(y).([]float32))
+	}
+	for i := n; i < len(ga); i++ {
+		if v := y[i]; v > 0 {
+			ga[i] = g[i]
+		} else {
+			ga[i] = g[i] * (v + 1)
+		}
+	}
+}
+
+// TanhGradTo sets ga[i] = g[i]·(1 − y[i]²) (see TanhGradAcc; ga is not
+// read).
+func TanhGradTo[T Float](ga, g, y []T) {
+	g, y = g[:len(ga)], y[:len(ga)]
+	n := 0
+	if a, ok := any(ga).([]float32); ok && haveElemAsm {
+		n = len(a) &^ 7
+		tanhGradTo8(a[:n], any(g).([]float32), any(y).([]float32))
+	}
+	for i := n; i < len(ga); i++ {
+		v := y[i]
+		ga[i] = g[i] * (1 - v*v)
+	}
+}
+
 // Exp returns e^x in the precision of T (fast path for float32).
 func Exp[T Float](x T) T {
 	if _, ok := any(x).(float32); ok {
