@@ -33,8 +33,10 @@
 // [Tanh], [Exp] and [Sigmoid] are the transcendental kernels; for float32 they
 // use fast approximations (relative error below 1e-6, see math.go), for
 // float64 the math package. The slice forms [TanhTo], [ELUTo] and the
-// activation-gradient accumulators [TanhGradAcc], [ELUGradAcc] run AVX2 lanes
-// (four or eight at a time, same error bounds) where available.
+// activation-gradient accumulators [TanhGradAcc], [ELUGradAcc] and their
+// overwriting forms [TanhGradTo], [ELUGradTo] (for a first gradient writer)
+// run AVX2 lanes (four or eight at a time, same error bounds) where
+// available.
 //
 // The pure-Go build (`go test -tags noasm`; gonum honours the same tag)
 // compiles no assembly at all and is what other architectures run; the tests of this package run in both builds
