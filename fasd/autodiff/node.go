@@ -75,7 +75,8 @@ func (t *Tape[T]) readyIns(n *node[T]) {
 func (t *Tape[T]) backward(n *node[T]) {
 	switch n.op {
 	case opLinear, opChanLinear, opMatMul, opGCNProp, opTranspose, opSymmetrize,
-		opMaskPairs, opMaskNodes, opAddBias, opConcatLast, opConcatChan, opAct:
+		opMaskPairs, opMaskNodes, opAddBias, opConcatLast, opConcatChan, opAct,
+		opGatherCols, opAttention:
 		// These write their inputs' gradients through first/accBeta/ready.
 	default:
 		t.readyIns(n)

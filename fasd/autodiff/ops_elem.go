@@ -226,6 +226,18 @@ func (t *Tape[T]) bwGatherCols(n *node[T]) {
 	}
 	rows, c, group, off, width := n.i[0], n.i[1], n.i[2], n.i[3], int(n.f)
 	cols := c * group
+	if first(n.a) {
+		// First writer: copy the windows, zero the rest, in one pass.
+		for r := 0; r < rows; r++ {
+			for ci := 0; ci < c; ci++ {
+				g := n.a.Grad[r*cols+ci*group : r*cols+(ci+1)*group]
+				clear(g[:off])
+				copy(g[off:off+width], n.out.Grad[r*c*width+ci*width:])
+				clear(g[off+width:])
+			}
+		}
+		return
+	}
 	for r := 0; r < rows; r++ {
 		for ci := 0; ci < c; ci++ {
 			addTo(n.a.Grad[r*cols+ci*group+off:r*cols+ci*group+off+width], n.out.Grad[r*c*width+ci*width:])

@@ -248,6 +248,18 @@ func (t *Tape[T]) bwAttention(n *node[T]) {
 	dm, dpre := n.aux2[:nn*nn], n.aux2[nn*nn:]
 	gy, qd, gq := n.out.Grad, qkv.Value.Data, qkv.Grad
 	invH := 1 / T(heads)
+	// First writer: every Q and K column block is written by exactly one
+	// product below, so those run with beta 0 and only the rest of each
+	// group (V) is zeroed.
+	var beta T = 1
+	if first(qkv) {
+		beta = 0
+		for r := 0; r < bn*nn; r++ {
+			for ci := 0; ci < c; ci++ {
+				clear(gq[r*cg+ci*g+2*dk : r*cg+(ci+1)*g])
+			}
+		}
+	}
 	for bi := 0; bi < bn; bi++ {
 		for ci := 0; ci < c; ci++ {
 			go_ := gy[(bi*c+ci)*nn*nn : (bi*c+ci+1)*nn*nn]
@@ -264,8 +276,8 @@ func (t *Tape[T]) bwAttention(n *node[T]) {
 				}
 				qo := bi*nn*cg + ci*g + h*dh
 				ko := qo + dk
-				t.gemm(false, false, nn, dh, nn, scale, dpre, nn, qd[ko:], cg, 1, gq[qo:], cg)
-				t.gemm(true, false, nn, dh, nn, scale, dpre, nn, qd[qo:], cg, 1, gq[ko:], cg)
+				t.gemm(false, false, nn, dh, nn, scale, dpre, nn, qd[ko:], cg, beta, gq[qo:], cg)
+				t.gemm(true, false, nn, dh, nn, scale, dpre, nn, qd[qo:], cg, beta, gq[ko:], cg)
 			}
 		}
 	}
