@@ -466,15 +466,23 @@ func maskPairs[T Float](dst, src, mask []T, mats, bn, nn int, zeroDiag, add bool
 		mk := mask[(m/per)*nn : (m/per+1)*nn]
 		s, d := src[m*nn*nn:(m+1)*nn*nn], dst[m*nn*nn:(m+1)*nn*nn]
 		for i := 0; i < nn; i++ {
-			for j := 0; j < nn; j++ {
-				w := mk[i] * mk[j]
-				if zeroDiag && i == j {
-					w = 0
+			srow, drow, mi := s[i*nn:(i+1)*nn], d[i*nn:(i+1)*nn], mk[i]
+			diag := drow[i]
+			if add {
+				for j, v := range srow {
+					drow[j] += v * (mi * mk[j])
 				}
+			} else {
+				for j, v := range srow {
+					drow[j] = v * (mi * mk[j])
+				}
+			}
+			if zeroDiag {
+				// Weight 0 on the diagonal: nothing added, or a zero written.
 				if add {
-					d[i*nn+j] += s[i*nn+j] * w
+					drow[i] = diag
 				} else {
-					d[i*nn+j] = s[i*nn+j] * w
+					drow[i] = 0
 				}
 			}
 		}
