@@ -22,7 +22,8 @@ short: ## the quick tests only
 testrace: ## tests under the race detector (short mode)
 	$(GO) test -race -short -count=1 $(PKGS)
 
-lint: fmt-check vet ## gofmt, vet and the lint-as-test rules
+lint: fmt-check vet ## gofmt, vet, go.mod tidiness and the lint-as-test rules
+	$(GO) mod tidy -diff
 	$(GO) test -count=1 ./internal/lint
 
 fmt-check:
