@@ -39,7 +39,7 @@
 // to compute the contributions, the recipe regenerates them exactly, and
 // they would cost about 4·N·(D+N) bytes each (31 nodes × 270 features on
 // Pokec: ≈37 KB, ≈1 GB for its ≈27k roots) against ≈0.6 KB for a record.
-// See BENCHMARKS.query.md for measured sizes.
+// See BENCHMARKS.md (Query engine) for measured sizes.
 //
 // # Updates, dirty marks, refresh
 //

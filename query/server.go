@@ -394,7 +394,7 @@ type server struct {
 //
 // GET /v1/nodes/{id}/prediction with a plain decimal id skips the router
 // and encodes its answer without reflection (the hot path; see
-// BENCHMARKS.query.md); every other request, including odd spellings of
+// BENCHMARKS.md (Query engine)); every other request, including odd spellings of
 // that path, goes through an http.ServeMux.
 func NewHandler(e *Engine, opts *ServerOptions) http.Handler {
 	s := &server{e: e, o: opts.withDefaults(), routes: map[string]*routeStats{}, start: time.Now()}

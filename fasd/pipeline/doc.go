@@ -79,5 +79,5 @@
 // # Caveats
 //
 // Score training dominates the cost: on NBA shapes each epoch is about 23
-// GFLOP, nearly all in float32 GEMMs (see BENCHMARKS.pipeline.md).
+// GFLOP, nearly all in float32 GEMMs (see BENCHMARKS.md (FASD pipeline)).
 package pipeline
