@@ -104,6 +104,6 @@ func TestAuditCommand(t *testing.T) {
 		{"bad workers", []string{"audit", "--db", db, "--workers", "-2"}, ExitUsage, "--workers"},
 		{"no store", []string{"audit", "--db", filepath.Join(t.TempDir(), "absent")}, ExitStoreState, "no store"},
 		{"no graph", []string{"audit", "--db", emptyStore(t)}, ExitStoreState, "no graph"},
-		{"no model", []string{"audit", "--db", fixtureStore(t, "graph")}, ExitFailure, "no trained models"},
+		{"no model", []string{"audit", "--db", fixtureStore(t, "graph")}, ExitStoreState, "no trained models"},
 	})
 }

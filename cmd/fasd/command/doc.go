@@ -37,7 +37,8 @@
 //	   file:line and column)
 //	4  store state: the store holds an incomplete load (reload with
 //	   --replace), already holds a graph (use --replace), holds no graph,
-//	   was made by the other backend or an unknown format, or is corrupt
+//	   was made by the other backend or an unknown format, is corrupt, or
+//	   holds no trained models (run fasd train first)
 //
 // Each subcommand has an options struct with AddFlags and a RunE that
 // returns wrapped errors; nothing is global.

@@ -228,6 +228,6 @@ func TestMaterializeCommand(t *testing.T) {
 		{"positional", []string{"materialize", "--db", db, "now"}, ExitUsage, "unexpected argument"},
 		{"no store", []string{"materialize", "--db", filepath.Join(t.TempDir(), "absent")}, ExitStoreState, "no store"},
 		{"no graph", []string{"materialize", "--db", emptyStore(t)}, ExitStoreState, "no graph"},
-		{"no model", []string{"materialize", "--db", fixtureStore(t, "graph")}, ExitFailure, "no trained models"},
+		{"no model", []string{"materialize", "--db", fixtureStore(t, "graph")}, ExitStoreState, "no trained models"},
 	})
 }

@@ -110,6 +110,6 @@ func TestPredictCommand(t *testing.T) {
 		{"unknown node", []string{"predict", "--db", db, "--node", "12345"}, ExitFailure, "unknown node: external id 12345"},
 		{"no store", []string{"predict", "--db", filepath.Join(t.TempDir(), "absent"), "--all"}, ExitStoreState, "no store"},
 		{"no graph", []string{"predict", "--db", emptyStore(t), "--all"}, ExitStoreState, "no graph"},
-		{"no model", []string{"predict", "--db", fixtureStore(t, "graph"), "--node", extID(0)}, ExitFailure, "no trained models"},
+		{"no model", []string{"predict", "--db", fixtureStore(t, "graph"), "--node", extID(0)}, ExitStoreState, "no trained models"},
 	})
 }

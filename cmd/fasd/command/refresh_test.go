@@ -61,6 +61,6 @@ func TestRefreshCommand(t *testing.T) {
 		{"bad flag", []string{"refresh", "--db", db, "--json=maybe"}, ExitUsage, "invalid argument"},
 		{"no store", []string{"refresh", "--db", filepath.Join(t.TempDir(), "absent")}, ExitStoreState, "no store"},
 		{"no graph", []string{"refresh", "--db", emptyStore(t)}, ExitStoreState, "no graph"},
-		{"no model", []string{"refresh", "--db", fixtureStore(t, "graph")}, ExitFailure, "no trained models"},
+		{"no model", []string{"refresh", "--db", fixtureStore(t, "graph")}, ExitStoreState, "no trained models"},
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/fasd-db/fasd/index/dump"
 	"github.com/fasd-db/fasd/index/split"
 	"github.com/fasd-db/fasd/index/synth"
+	"github.com/fasd-db/fasd/query"
 	"github.com/fasd-db/fasd/storage"
 	"github.com/spf13/cobra"
 )
@@ -29,7 +30,8 @@ const exitHelp = `Exit codes:
   2  usage: unknown command or flag, missing or invalid flag value
   3  bad input: a dump file is missing or malformed (file:line in the message)
   4  store state: incomplete load (reload with --replace), graph already
-     present (use --replace), no graph, other backend, unknown format, corrupt
+     present (use --replace), no graph, other backend, unknown format, corrupt,
+     no trained models (run fasd train first)
 `
 
 // UsageError marks an error in the command line itself.
@@ -66,7 +68,8 @@ func ExitCode(err error) int {
 		return ExitUsage
 	case errors.Is(err, index.ErrIncompleteLoad), errors.Is(err, index.ErrGraphExists), errors.Is(err, index.ErrNoGraph),
 		errors.Is(err, index.ErrFormat), errors.Is(err, index.ErrCorrupt), errors.Is(err, ErrNoStore),
-		errors.Is(err, storage.ErrBackendMismatch), errors.Is(err, storage.ErrFormat), errors.Is(err, storage.ErrNotStore):
+		errors.Is(err, storage.ErrBackendMismatch), errors.Is(err, storage.ErrFormat), errors.Is(err, storage.ErrNotStore),
+		errors.Is(err, query.ErrNoModel):
 		return ExitStoreState
 	case errors.As(err, &de), errors.Is(err, fs.ErrNotExist):
 		return ExitBadInput

@@ -166,6 +166,6 @@ func TestServeCommand(t *testing.T) {
 		{"bad addr", []string{"serve", "--db", db, "--addr", "127.0.0.1:port"}, ExitFailure, "listen"},
 		{"no db", []string{"serve"}, ExitUsage, "--db DIR is required"},
 		{"no store", []string{"serve", "--db", filepath.Join(t.TempDir(), "absent")}, ExitStoreState, "no store"},
-		{"no model", []string{"serve", "--db", fixtureStore(t, "graph")}, ExitFailure, "no trained models"},
+		{"no model", []string{"serve", "--db", fixtureStore(t, "graph")}, ExitStoreState, "no trained models"},
 	})
 }
