@@ -124,6 +124,14 @@ func (c *Config) SampleOptions() fasd.SampleOptions {
 	return o
 }
 
+// workerCount returns the number of batch workers: Workers, or 2 when zero.
+func (c *Config) workerCount() int {
+	if c.Workers == 0 {
+		return 2
+	}
+	return c.Workers
+}
+
 // Presets lists the preset names Preset accepts.
 func Presets() []string { return []string{"nba", "pokec_z", "pokec_n", "synth"} }
 

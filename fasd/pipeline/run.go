@@ -86,10 +86,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 	if err != nil {
 		return nil, err
 	}
-	workers := cfg.Workers
-	if workers == 0 {
-		workers = 2
-	}
+	workers := cfg.workerCount()
 	w := nn.NewWorkers[float32](workers)
 	defer w.Close()
 	rep := &reporter{cb: opt.Callbacks}
@@ -329,10 +326,7 @@ func Sweep(ctx context.Context, cfg Config, in *Input, steps []int, lambdas []fl
 	if err != nil {
 		return nil, err
 	}
-	workers := cfg.Workers
-	if workers == 0 {
-		workers = 2
-	}
+	workers := cfg.workerCount()
 	w := nn.NewWorkers[float32](workers)
 	defer w.Close()
 	rep := &reporter{cb: cb}
