@@ -78,21 +78,27 @@ func ExpTo[T Float](dst, src []T) {
 	}
 }
 
+// map32 sets d[i] = scalar(s[i]), running the four-lane AVX2 kernel lanes4
+// over the largest multiple of four where the assembly is available; len(s)
+// ≥ len(d).
+func map32(d, s []float32, lanes4 func(d, s []float32), scalar func(float32) float32) {
+	n := 0
+	if haveElemAsm {
+		n = len(d) &^ 3
+		lanes4(d[:n], s[:n])
+	}
+	for i := n; i < len(d); i++ {
+		d[i] = scalar(s[i])
+	}
+}
+
 // TanhTo sets dst[i] = tanh(src[i]); dst may be src (no other overlap).
 // For float32 it runs four lanes at a time in AVX2 where available (same
 // float64 evaluation and error bound as Tanh32), else Tanh32.
 func TanhTo[T Float](dst, src []T) {
 	src = src[:len(dst)]
 	if d, ok := any(dst).([]float32); ok {
-		s := any(src).([]float32)
-		n := 0
-		if haveElemAsm {
-			n = len(d) &^ 3
-			tanh4(d[:n], s[:n])
-		}
-		for i := n; i < len(d); i++ {
-			d[i] = Tanh32(s[i])
-		}
+		map32(d, any(src).([]float32), tanh4, Tanh32)
 		return
 	}
 	for i, v := range src {
@@ -119,15 +125,7 @@ func ELU32(x float32) float32 {
 func ELUTo[T Float](dst, src []T) {
 	src = src[:len(dst)]
 	if d, ok := any(dst).([]float32); ok {
-		s := any(src).([]float32)
-		n := 0
-		if haveElemAsm {
-			n = len(d) &^ 3
-			elu4(d[:n], s[:n])
-		}
-		for i := n; i < len(d); i++ {
-			d[i] = ELU32(s[i])
-		}
+		map32(d, any(src).([]float32), elu4, ELU32)
 		return
 	}
 	for i, v := range src {
