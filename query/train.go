@@ -100,7 +100,10 @@ type TrainOptions struct {
 	// Diagnostics computes the §14 diagnostics into the run record.
 	Diagnostics bool
 	// NoSave runs without persisting anything.
-	NoSave    bool
+	NoSave bool
+	// Retune evaluates extra debiasing settings on the trained score
+	// networks (pipeline.Options.Retune).
+	Retune    []pipeline.Retune
 	Callbacks pipeline.Callbacks
 	// Sampled, if set, is called after the input was read and sampled.
 	Sampled func(in *pipeline.Input, elapsed time.Duration)
@@ -142,7 +145,7 @@ func Train(ctx context.Context, g *index.Graph, cfg pipeline.Config, opt *TrainO
 	if opt.Sampled != nil {
 		opt.Sampled(in, sampleTime)
 	}
-	popt := &pipeline.Options{Variants: variants, Diagnostics: opt.Diagnostics, Callbacks: opt.Callbacks}
+	popt := &pipeline.Options{Variants: variants, Diagnostics: opt.Diagnostics, Retune: opt.Retune, Callbacks: opt.Callbacks}
 	if opt.Estimated != nil {
 		est, err := pipeline.EstimateRun(ctx, cfg, in, popt)
 		if err != nil {

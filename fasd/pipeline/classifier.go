@@ -75,6 +75,9 @@ type VariantResult struct {
 	Test      Metrics `json:"test"`
 	// ValCurve is the validation accuracy after every epoch.
 	ValCurve []Num `json:"val_curve,omitempty"`
+	// Edits describes the debiased subgraphs against the originals; set
+	// for the Options.Retune variants.
+	Edits *EditStats `json:"edits,omitempty"`
 }
 
 // evalData are the global arrays the evaluation reads.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -100,8 +101,9 @@ const (
 	StageScoreNoFair  Stage = "score_nofair"  // s_θ, s_φ with λ = 0 (epochs)
 	StageDebiasNoFair Stage = "debias_nofair" // debias with the λ = 0 networks
 	StageClassNoFair  Stage = "classifier_nofair"
-	StageBaseline     Stage = "gcn"   // full-graph GCN (epochs)
-	StageProbe        Stage = "probe" // fresh g_sen probes (epochs)
+	StageBaseline     Stage = "gcn"    // full-graph GCN (epochs)
+	StageProbe        Stage = "probe"  // fresh g_sen probes (epochs)
+	StageRetune       Stage = "retune" // Options.Retune: debias + f per setting (settings)
 )
 
 // Variant names an evaluated method.
@@ -146,7 +148,81 @@ type Options struct {
 	// Diagnostics computes the §14 diagnostics (g_sen and probe AUC,
 	// held-out score-loss ratios, edit statistics) for FASD.
 	Diagnostics bool
-	Callbacks   Callbacks
+	// Retune lists extra debiasing settings evaluated on the score networks
+	// the run already trained, without retraining them: for each entry and
+	// for each of VariantFASD and VariantNoFairness that runs, the
+	// subgraphs are debiased again with the entry's settings and a fresh f
+	// (same seeds) is trained on them. The results are appended as variants
+	// named "<variant>@<entry name>". Only debias.* keys may be set.
+	Retune    []Retune
+	Callbacks Callbacks
+}
+
+// Retune is one debiasing setting of Options.Retune.
+type Retune struct {
+	// Name labels the setting in variant names; empty means the settings
+	// joined with commas.
+	Name string
+	// Set are "key=value" config assignments, each key under "debias.".
+	Set []string
+}
+
+// Label returns the name used in variant names.
+func (r Retune) Label() string {
+	if r.Name != "" {
+		return r.Name
+	}
+	return strings.Join(r.Set, ",")
+}
+
+// ParseRetune parses a retuning grid: settings separated by ';', each a
+// comma-separated list of key=value debias assignments, for example
+// "debias.dt_rev=0.02;debias.dt_rev=0.05,debias.steps=10".
+func ParseRetune(s string) ([]Retune, error) {
+	var out []Retune
+	for _, part := range strings.Split(s, ";") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		var r Retune
+		for _, kv := range strings.Split(part, ",") {
+			kv = strings.TrimSpace(kv)
+			if kv == "" {
+				continue
+			}
+			r.Set = append(r.Set, kv)
+		}
+		out = append(out, r)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: retune grid %q has no settings", ErrConfig, s)
+	}
+	return out, nil
+}
+
+// Apply returns cfg with the retune's assignments applied, validated.
+func (r Retune) Apply(cfg Config) (Config, error) {
+	for _, kv := range r.Set {
+		k, v, ok := strings.Cut(kv, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || k == "" {
+			return cfg, fmt.Errorf("%w: retune %q: %q is not key=value", ErrConfig, r.Label(), kv)
+		}
+		if !strings.HasPrefix(k, "debias.") {
+			return cfg, fmt.Errorf("%w: retune %q: key %q: only debias.* settings can change without retraining", ErrConfig, r.Label(), k)
+		}
+		if err := cfg.Set(k, v); err != nil {
+			return cfg, fmt.Errorf("retune %q: %w", r.Label(), err)
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("retune %q: %w", r.Label(), err)
+	}
+	if _, _, err := debiasOptions(&cfg); err != nil {
+		return cfg, fmt.Errorf("retune %q: %w", r.Label(), err)
+	}
+	return cfg, nil
 }
 
 func (o *Options) wants(v Variant) bool {

@@ -82,6 +82,14 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 	if _, _, err := debiasOptions(&cfg); err != nil {
 		return nil, err
 	}
+	retune := make([]Config, len(opt.Retune))
+	for i, r := range opt.Retune {
+		c, err := r.Apply(cfg)
+		if err != nil {
+			return nil, err
+		}
+		retune[i] = c
+	}
 	sgs, train, val, test, err := in.validate()
 	if err != nil {
 		return nil, err
@@ -168,6 +176,11 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 		fasdModels.F = f
 		res.Models = fasdModels
 		res.Variants = append(res.Variants, vr)
+		rv, err := runRetune(ctx, fasdModels, VariantFASD, opt.Retune, retune, orig, w, ev, sd, rep)
+		if err != nil {
+			return nil, err
+		}
+		res.Variants = append(res.Variants, rv...)
 
 		if opt.Diagnostics {
 			rep.begin(StageDiagnostics, 1)
@@ -228,6 +241,11 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 		}
 		rep.end()
 		res.Variants = append(res.Variants, vr)
+		rv, err := runRetune(ctx, mnf, VariantNoFairness, opt.Retune, retune, orig, w, ev, sd, rep)
+		if err != nil {
+			return nil, err
+		}
+		res.Variants = append(res.Variants, rv...)
 		if dg := res.Diagnostics; dg != nil && fasdModels != nil {
 			rep.begin(StageProbe, probeEpochs(&cfg))
 			es := editStats(orig, debNF)
@@ -257,6 +275,38 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 	}
 	_ = deb
 	return res, nil
+}
+
+// runRetune evaluates the retuning settings (Options.Retune) on the score
+// networks of m: per setting, debias orig again and train a fresh f with the
+// run's f seeds. m's own config is left alone.
+func runRetune(ctx context.Context, m *Models, base Variant, rs []Retune, cfgs []Config, orig *view,
+	w *nn.Workers[float32], ev *evalData, sd seeds, rep *reporter) ([]VariantResult, error) {
+	if len(rs) == 0 {
+		return nil, nil
+	}
+	rep.begin(StageRetune, len(rs))
+	defer rep.end()
+	out := make([]VariantResult, 0, len(rs))
+	for i := range rs {
+		mc := *m
+		mc.Config = cfgs[i]
+		sub := &reporter{cb: Callbacks{Epoch: rep.cb.Epoch}, stage: rep.stage}
+		deb, err := debiasAll(ctx, &mc, orig, w.N(), sub)
+		if err != nil {
+			return nil, fmt.Errorf("retune %q: debias: %w", rs[i].Label(), err)
+		}
+		name := Variant(string(base) + "@" + rs[i].Label())
+		_, vr, err := trainClassifier(ctx, &mc.Config, deb, m.D, w, ev, name, sd.fInit, sd.fTrain, sub)
+		if err != nil {
+			return nil, fmt.Errorf("retune %q: classifier: %w", rs[i].Label(), err)
+		}
+		es := editStats(orig, deb)
+		vr.Edits = &es
+		out = append(out, vr)
+		rep.progress(i + 1)
+	}
+	return out, nil
 }
 
 // heldOut picks the subgraphs for the fresh-draw loss ratio: the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/fasd-db/fasd/fasd"
@@ -23,6 +24,8 @@ type EvalOptions struct {
 	FirstSeed uint64
 	Ablations bool
 	JSON      bool
+	Retune    string
+	Variants  []string
 }
 
 // AddFlags registers the flags of fasd eval.
@@ -33,6 +36,10 @@ func (o *EvalOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Uint64Var(&o.FirstSeed, "first-seed", 0, "seed of the first run")
 	fs.BoolVar(&o.Ablations, "ablations", false, "also run w/o Diffusion, w/o Fairness and the plain GCN")
 	fs.BoolVar(&o.JSON, "json", false, "print the table as JSON")
+	fs.StringSliceVar(&o.Variants, "variants", nil, "variants to evaluate instead of fasd (or all four with --ablations): fasd, no_diffusion, no_fairness, gcn")
+	fs.StringVar(&o.Retune, "retune", "", "extra debiasing settings evaluated on each run's trained score networks without retraining them:\n"+
+		"settings separated by ';', each a comma-separated list of debias.* assignments\n"+
+		"(e.g. 'debias.dt_rev=0.05;debias.dt_rev=0.05,debias.steps=10'); reported as variants fasd@… (and no_fairness@… with --ablations)")
 }
 
 // EvalStat is one metric of one variant over the runs, ×100.
@@ -106,6 +113,35 @@ seeds. A time estimate is printed before the runs start.
 			if o.Ablations {
 				variants = pipeline.Variants()
 			}
+			if len(o.Variants) > 0 {
+				if o.Ablations {
+					return usagef("eval: --variants and --ablations exclude each other")
+				}
+				if variants, err = parseVariants(o.Variants); err != nil {
+					return err
+				}
+			}
+			var retune []pipeline.Retune
+			if o.Retune != "" {
+				if retune, err = pipeline.ParseRetune(o.Retune); err != nil {
+					return usagef("eval: --retune: %v", err)
+				}
+				// Fail now, not after the first run's score training.
+				for _, r := range retune {
+					if _, err := r.Apply(cfg); err != nil {
+						return usagef("eval: --retune: %v", err)
+					}
+				}
+			}
+			report := append([]pipeline.Variant(nil), variants...)
+			for _, v := range []pipeline.Variant{pipeline.VariantFASD, pipeline.VariantNoFairness} {
+				if !slices.Contains(variants, v) {
+					continue
+				}
+				for _, r := range retune {
+					report = append(report, pipeline.Variant(string(v)+"@"+r.Label()))
+				}
+			}
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			fmt.Fprintf(errOut, "# effective config\n%s\n", cfg.TOML())
 			s, g, err := openGraph(o.DB)
@@ -122,7 +158,7 @@ seeds. A time estimate is printed before the runs start.
 				rep.Seeds = append(rep.Seeds, c.Seed)
 				fmt.Fprintf(errOut, "seed %d (%d of %d)\n", c.Seed, k+1, o.Seeds)
 				sp := &stageProgress{w: errOut}
-				topt := &query.TrainOptions{Variants: variants, NoSave: true, Callbacks: sp.callbacks()}
+				topt := &query.TrainOptions{Variants: variants, NoSave: true, Retune: retune, Callbacks: sp.callbacks()}
 				if k == 0 {
 					topt.Estimated = func(est *pipeline.Estimate) { printEstimate(errOut, est, o.Seeds) }
 				}
@@ -140,7 +176,7 @@ seeds. A time estimate is printed before the runs start.
 				}
 			}
 			rep.Seconds = time.Since(start).Seconds()
-			for _, v := range variants {
+			for _, v := range report {
 				a := vals[v]
 				rep.Variants = append(rep.Variants, EvalVariant{Name: string(v), Acc: stat(a[0]), DP: stat(a[1]), EO: stat(a[2])})
 			}
@@ -159,14 +195,18 @@ seeds. A time estimate is printed before the runs start.
 
 func printEvalTable(w io.Writer, r *EvalReport) {
 	fmt.Fprintf(w, "preset %s, seeds %v (×100, mean (population std))\n\n", r.Preset, r.Seeds)
-	fmt.Fprintf(w, "%-14s %-15s %-15s %-15s\n", "variant", "Acc", "ΔDP", "ΔEO")
+	width := 14
+	for _, v := range r.Variants {
+		width = max(width, len(v.Name))
+	}
+	fmt.Fprintf(w, "%-*s %-15s %-15s %-15s\n", width, "variant", "Acc", "ΔDP", "ΔEO")
 	ms := func(s EvalStat) string { return fmt.Sprintf("%.2f (%.2f)", s.Mean, s.Std) }
 	for _, v := range r.Variants {
-		fmt.Fprintf(w, "%-14s %-15s %-15s %-15s\n", v.Name, ms(v.Acc), ms(v.DP), ms(v.EO))
+		fmt.Fprintf(w, "%-*s %-15s %-15s %-15s\n", width, v.Name, ms(v.Acc), ms(v.DP), ms(v.EO))
 	}
 	fmt.Fprintf(w, "\nper seed (Acc/ΔDP/ΔEO)\n")
 	for _, v := range r.Variants {
-		fmt.Fprintf(w, "%-14s", v.Name)
+		fmt.Fprintf(w, "%-*s", width, v.Name)
 		for i := range v.Acc.PerSeed {
 			fmt.Fprintf(w, "  %.1f/%.1f/%.1f", v.Acc.PerSeed[i], v.DP.PerSeed[i], v.EO.PerSeed[i])
 		}
