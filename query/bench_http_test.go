@@ -30,7 +30,9 @@ import (
 //	         this process
 //	inproc   server and the loadgen client (32 connections) in this process
 //	split    server in a child process (this test binary, GOMAXPROCS=1),
-//	         loadgen here with GOMAXPROCS=1: one core each
+//	         loadgen here with GOMAXPROCS=1: one core each; split/serve is
+//	         Serve (the connection-level hot path of fastconn.go),
+//	         split/std the same handler behind a plain http.Server
 //
 // Each reports req/s, latency percentiles and CPU time per request (the
 // whole process; for split the server's and the client's separately), which
@@ -110,7 +112,8 @@ func BenchmarkHTTPPredict(b *testing.B) {
 	}()
 	b.Run("nethttp", func(b *testing.B) { benchHTTPNetHTTP(b, inproc) })
 	b.Run("inproc", func(b *testing.B) { benchHTTPInProc(b, inproc) })
-	b.Run("split", benchHTTPSplit)
+	b.Run("split/serve", func(b *testing.B) { benchHTTPSplit(b, false) })
+	b.Run("split/std", func(b *testing.B) { benchHTTPSplit(b, true) })
 }
 
 // predictionPaths are the request paths of nodes (external id = 1000+u in
@@ -212,13 +215,15 @@ func benchHTTPInProc(b *testing.B, server func(*testing.B) (string, []string)) {
 
 // serverProcess is the child process serving the split benchmark.
 var serverProcess struct {
-	once  sync.Once
-	cmd   *exec.Cmd
-	in    io.WriteCloser
-	out   *bufio.Reader
-	addr  string
-	paths []string
-	err   error
+	once sync.Once
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Reader
+	addr string // Serve
+	// addrStd is the handler behind a plain http.Server.
+	addrStd string
+	paths   []string
+	err     error
 }
 
 // startServerProcess runs this test binary as the server (see
@@ -241,7 +246,7 @@ func startServerProcess() error {
 	}
 	p := &serverProcess
 	p.cmd, p.in, p.out = cmd, in, bufio.NewReaderSize(out, 1<<20)
-	for p.addr == "" || p.paths == nil {
+	for p.addr == "" || p.addrStd == "" || p.paths == nil {
 		line, err := p.out.ReadString('\n')
 		if err != nil {
 			return fmt.Errorf("server process: %w", err)
@@ -249,6 +254,8 @@ func startServerProcess() error {
 		switch k, v, _ := strings.Cut(strings.TrimSpace(line), " "); k {
 		case "addr":
 			p.addr = v
+		case "addr-std":
+			p.addrStd = v
 		case "ids":
 			var nodes []uint32
 			for _, f := range strings.Split(v, ",") {
@@ -291,8 +298,9 @@ func serverCPU() (user, sys time.Duration, err error) {
 	return user, sys, err
 }
 
-// benchHTTPSplit: server and client on one core each, in two processes.
-func benchHTTPSplit(b *testing.B) {
+// benchHTTPSplit: server and client on one core each, in two processes;
+// std selects the handler behind a plain http.Server instead of Serve.
+func benchHTTPSplit(b *testing.B, std bool) {
 	serverProcess.once.Do(func() { serverProcess.err = startServerProcess() })
 	if serverProcess.err != nil {
 		b.Fatal(serverProcess.err)
@@ -310,7 +318,11 @@ func benchHTTPSplit(b *testing.B) {
 	}
 	b.ResetTimer()
 	c0 := loadgen.ProcessCPU()
-	res := runLoad(b, serverProcess.addr, serverProcess.paths)
+	addr := serverProcess.addr
+	if std {
+		addr = serverProcess.addrStd
+	}
+	res := runLoad(b, addr, serverProcess.paths)
 	client := loadgen.ProcessCPU() - c0
 	b.StopTimer()
 	if prof != "" && b.N > 1 {
@@ -338,6 +350,8 @@ func TestHTTPServerProcess(t *testing.T) {
 		t.Skip("the server of BenchmarkHTTPPredict/split, run as its child process")
 	}
 	e, nodes := benchEngine(t, httpBenchNodes)
+	// The handler behind a plain http.Server ("std"), and Serve with its
+	// connection-level hot path (the product).
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -345,11 +359,15 @@ func TestHTTPServerProcess(t *testing.T) {
 	srv := &http.Server{Handler: NewHandler(e, nil), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addrc := make(chan net.Addr, 1)
+	go Serve(ctx, e, "127.0.0.1:0", nil, func(a net.Addr) { addrc <- a })
 	ids := make([]string, len(nodes))
 	for i, u := range nodes {
 		ids[i] = strconv.FormatUint(uint64(u), 10)
 	}
-	fmt.Printf("addr %s\nids %s\n", ln.Addr(), strings.Join(ids, ","))
+	fmt.Printf("addr %s\naddr-std %s\nids %s\n", <-addrc, ln.Addr(), strings.Join(ids, ","))
 	in := bufio.NewScanner(os.Stdin)
 	deadline := time.AfterFunc(30*time.Minute, func() { os.Exit(1) }) // never outlive a benchmark run
 	defer deadline.Stop()

@@ -431,12 +431,20 @@ const (
 	predSuffix = "/prediction"
 )
 
-// predictionID recognises "/v1/nodes/ID/prediction" with ID an optional
+// predictionID recognises a GET of "/v1/nodes/ID/prediction" (see
+// predictionPathID).
+func predictionID(r *http.Request) (int64, bool) {
+	if r.Method != http.MethodGet || r.URL.RawPath != "" {
+		return 0, false
+	}
+	return predictionPathID(r.URL.Path)
+}
+
+// predictionPathID recognises "/v1/nodes/ID/prediction" with ID an optional
 // '-' and 1 to 18 decimal digits (no overflow), a spelling the router
 // would also accept and strconv parse to the same id.
-func predictionID(r *http.Request) (int64, bool) {
-	p := r.URL.Path
-	if r.Method != http.MethodGet || r.URL.RawPath != "" || len(p) <= len(predPrefix)+len(predSuffix) ||
+func predictionPathID(p string) (int64, bool) {
+	if len(p) <= len(predPrefix)+len(predSuffix) ||
 		p[:len(predPrefix)] != predPrefix || p[len(p)-len(predSuffix):] != predSuffix {
 		return 0, false
 	}
@@ -736,31 +744,57 @@ func (s *server) metrics(w http.ResponseWriter, r *http.Request) {
 // Serve serves the API on addr until ctx is done, then shuts down
 // gracefully (in-flight requests finish, up to ShutdownTimeout). ready, if
 // set, is called with the listening address once the socket is open.
+//
+// Connections are read first by a hot path for GET
+// /v1/nodes/{id}/prediction (fastconn.go); every other request, and the
+// rest of its connection, is served by an http.Server with the same
+// handler.
 func Serve(ctx context.Context, e *Engine, addr string, opts *ServerOptions, ready func(net.Addr)) error {
 	o := opts.withDefaults()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("query: listen: %w", err)
 	}
+	h := NewHandler(e, &o).(*server)
 	srv := &http.Server{
-		Handler:           NewHandler(e, &o),
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler:           h,
+		ReadHeaderTimeout: serverHeaderTimeout,
+		IdleTimeout:       serverIdleTimeout,
 	}
+	fast := newFastServer(h, serverIdleTimeout, serverHeaderTimeout, ln.Addr())
 	if ready != nil {
 		ready(ln.Addr())
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	errc := make(chan error, 2)
+	go func() { errc <- srv.Serve(fast.handoff) }()
+	go func() { errc <- fast.acceptLoop(ln) }()
+	var errs []error
+	pending := 2
 	select {
-	case err := <-errc:
-		return err
+	case err := <-errc: // a loop failed: stop the other one too
+		errs, pending = append(errs, err), 1
 	case <-ctx.Done():
 	}
+	fast.closing.Store(true)
+	ln.Close()
 	sctx, cancel := context.WithTimeout(context.Background(), o.ShutdownTimeout)
 	defer cancel()
-	err = srv.Shutdown(sctx)
-	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
-		err = errors.Join(err, serr)
+	errs = append(errs, fast.shutdown(sctx), srv.Shutdown(sctx))
+	for ; pending > 0; pending-- {
+		errs = append(errs, <-errc)
 	}
-	return err
+	for i, err := range errs {
+		if errors.Is(err, http.ErrServerClosed) {
+			errs[i] = nil
+		}
+	}
+	return errors.Join(errs...)
 }
+
+// Timeouts of Serve: a request head must arrive within
+// serverHeaderTimeout of its first byte; an idle keep-alive connection is
+// closed after serverIdleTimeout.
+const (
+	serverHeaderTimeout = 10 * time.Second
+	serverIdleTimeout   = 2 * time.Minute
+)
