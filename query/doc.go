@@ -67,6 +67,17 @@
 // the roots within d hops of the node, which on dense graphs means
 // sampling many subgraphs.
 //
+// # HTTP
+//
+// NewHandler is the JSON API as an http.Handler, for embedding in a
+// caller's server. Serve runs it on its own listener with a
+// connection-level hot path in front (fastconn.go): plain keep-alive
+// HTTP/1.1 GETs of /v1/nodes/{id}/prediction that answer 200 are read and
+// answered directly, one read and one write system call each; the first
+// request that is anything else moves its connection, unanswered bytes
+// included, to an http.Server with the same handler for good. The answers
+// are byte for byte the handler's.
+//
 // # Concurrency
 //
 // Reads take no lock. Each view is one key, so a reader sees a node's view
