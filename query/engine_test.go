@@ -216,8 +216,13 @@ func applyRandomUpdate(t *testing.T, e *Engine, rng *rand.Rand, nextExt *int64) 
 // update sequences with refreshes (and cold queries, which refresh part of
 // the dirty set) in between, the views equal a from-scratch
 // materialization of the final graph bit for bit, and at every step every
-// view not marked stale equals an in-memory oracle of the current graph.
+// view not marked stale equals an in-memory oracle of the current graph. It
+// runs on every storage backend.
 func TestPropertyIncrementalEqualsRebuild(t *testing.T) {
+	onEveryBackend(t, testPropertyIncrementalEqualsRebuild)
+}
+
+func testPropertyIncrementalEqualsRebuild(t *testing.T) {
 	ctx := context.Background()
 	steps := 25
 	if testing.Short() {
@@ -300,8 +305,14 @@ func firstDiff(a, b string) string {
 }
 
 // TestIncrementalConcurrentReads runs readers during a refresh: each sees,
-// per node, the view before the refresh or the one after, never a mix.
+// per node, the view before the refresh or the one after, never a mix. It
+// runs on every storage backend (make test runs it under the race
+// detector).
 func TestIncrementalConcurrentReads(t *testing.T) {
+	onEveryBackend(t, testIncrementalConcurrentReads)
+}
+
+func testIncrementalConcurrentReads(t *testing.T) {
 	ctx := context.Background()
 	s, g := newTestGraph(t, 150, 4, 4, 7)
 	m := newTestModel(featureNames(4), 3, true)

@@ -97,9 +97,26 @@ func (s *testScorer) probs(x, a []float32, n, d int, dst []float32) []float32 {
 	return dst
 }
 
+// testBackend is the storage engine of openMem ("" = the default, Pebble);
+// tests that run on every backend set it (no test here runs in parallel).
+var testBackend storage.Backend
+
+// onEveryBackend runs f as a subtest per storage backend, with openMem
+// (and so newTestGraph and copyGraph) opening stores of that backend.
+func onEveryBackend(t *testing.T, f func(t *testing.T)) {
+	for _, b := range []storage.Backend{storage.Pebble, storage.Badger} {
+		t.Run(string(b), func(t *testing.T) {
+			prev := testBackend
+			testBackend = b
+			defer func() { testBackend = prev }()
+			f(t)
+		})
+	}
+}
+
 func openMem(t testing.TB) storage.Store {
 	t.Helper()
-	s, err := storage.Open("", &storage.Options{InMemory: true, NoSync: true})
+	s, err := storage.Open("", &storage.Options{InMemory: true, NoSync: true, Backend: testBackend})
 	if err != nil {
 		t.Fatal(err)
 	}
