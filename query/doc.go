@@ -39,7 +39,13 @@
 // to compute the contributions, the recipe regenerates them exactly, and
 // they would cost about 4·N·(D+N) bytes each (31 nodes × 270 features on
 // Pokec: ≈37 KB, ≈1 GB for its ≈27k roots) against ≈0.6 KB for a record.
-// See BENCHMARKS.md (Query engine) for measured sizes.
+// See BENCHMARKS.md (Query engine) for measured sizes. Engine.Subgraph
+// returns a root's debiased subgraph regenerated from its recipe (the one
+// its stored contributions were computed from: tests classify it again and
+// compare) and keeps recent ones in a least-recently-used in-memory cache
+// bounded by Options.SubgraphCacheBytes (64 MiB by default, ≈1,800 Pokec
+// subgraphs), keyed by root and the graph version that determined the
+// subgraph, so an update that dirties a root bypasses its cached entry.
 //
 // # Updates, dirty marks, refresh
 //

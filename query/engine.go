@@ -109,6 +109,9 @@ type Options struct {
 	// Materialize and Refresh with the stage ("subgraphs" or "nodes") and
 	// the amount done of the total.
 	Progress func(stage string, done, total int)
+	// SubgraphCacheBytes bounds the in-memory cache of debiased subgraphs
+	// that Subgraph regenerates; 0 means 64 MiB, negative means no cache.
+	SubgraphCacheBytes int64
 }
 
 // Validate reports every invalid field.
@@ -139,6 +142,9 @@ func (o *Options) ensureDefaults() Options {
 	}
 	if c.ChunkRoots == 0 {
 		c.ChunkRoots = 64
+	}
+	if c.SubgraphCacheBytes == 0 {
+		c.SubgraphCacheBytes = 64 << 20
 	}
 	return c
 }
@@ -194,6 +200,7 @@ type Engine struct {
 	refreshed atomic.Uint64
 
 	extIDs  sync.Map    // external id → internal id (positive lookups only)
+	subs    *subgraphCache
 	scorers chan Scorer // pool for the cold path
 	closed  atomic.Bool
 	once    sync.Once
@@ -207,6 +214,8 @@ type engineStats struct {
 	cached, cold, approx atomic.Int64
 	refreshes, updates   atomic.Int64
 	rootsComputed        atomic.Int64
+	subgraphHits         atomic.Int64
+	subgraphMisses       atomic.Int64
 }
 
 // Open opens the engine over the graph in the store at dir (or
@@ -221,7 +230,7 @@ func Open(dir string, opts *Options) (_ *Engine, err error) {
 		return nil, err
 	}
 	o := opts.ensureDefaults()
-	e := &Engine{opts: o, scorers: make(chan Scorer, o.Workers+2)}
+	e := &Engine{opts: o, scorers: make(chan Scorer, o.Workers+2), subs: newSubgraphCache(o.SubgraphCacheBytes)}
 	if o.Store != nil {
 		e.store = o.Store
 	} else {

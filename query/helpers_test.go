@@ -58,22 +58,40 @@ func (s *testScorer) Contribute(ctx context.Context, sg *fasd.Subgraph, rng *ran
 	s.m.calls.Add(1)
 	n, d := sg.N(), sg.D
 	s.x = append(s.x[:0], sg.X...)
-	for i := range s.x {
-		s.x[i] += float32(0.3 * rng.NormFloat64())
-	}
-	for i := range n {
-		if sg.S[i] == 1 {
-			for k := range d {
-				s.x[i*d+k] -= 0.2
-			}
-		}
-	}
+	s.debias(sg, rng, s.x)
 	dst.Fair = s.probs(s.x, sg.A, n, d, dst.Fair)
 	if s.m.info.Baseline {
 		dst.Base = s.probs(sg.X, sg.A, n, d, dst.Base)
 	} else {
 		dst.Base = nil
 	}
+	return nil
+}
+
+// debias is the test model's "debiasing": noise on x (a copy of sg.X) and
+// a shift of group 1's features; the adjacency is kept.
+func (s *testScorer) debias(sg *fasd.Subgraph, rng *rand.Rand, x []float32) {
+	n, d := sg.N(), sg.D
+	for i := range x {
+		x[i] += float32(0.3 * rng.NormFloat64())
+	}
+	for i := range n {
+		if sg.S[i] == 1 {
+			for k := range d {
+				x[i*d+k] -= 0.2
+			}
+		}
+	}
+}
+
+// DebiasSubgraph implements SubgraphDebiaser.
+func (s *testScorer) DebiasSubgraph(ctx context.Context, sg *fasd.Subgraph, rng *rand.Rand, x, a []float32) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	copy(x, sg.X)
+	s.debias(sg, rng, x)
+	copy(a, sg.A)
 	return nil
 }
 

@@ -275,6 +275,19 @@ func (s *trainedScorer) Contribute(ctx context.Context, sg *fasd.Subgraph, rng *
 	return s.e.BaseProbs(sg.X, sg.A, n, dst.Base)
 }
 
+// DebiasSubgraph implements SubgraphDebiaser: the X̃, Ã that Contribute
+// classifies.
+func (s *trainedScorer) DebiasSubgraph(ctx context.Context, sg *fasd.Subgraph, rng *rand.Rand, x, a []float32) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	n, d := sg.N(), sg.D
+	if len(x) != n*d || len(a) != n*n {
+		return fmt.Errorf("%w: buffers of %d and %d values for %d nodes × %d features", fasd.ErrShape, len(x), len(a), n, d)
+	}
+	return s.e.Debias(sg.X, sg.A, n, rng, x, a)
+}
+
 func growBuf(b []float32, n int) []float32 {
 	if cap(b) < n {
 		return make([]float32, n)

@@ -380,6 +380,7 @@ type server struct {
 // NewHandler returns the JSON HTTP API over e:
 //
 //	GET    /v1/nodes/{id}/prediction   fair prediction of a node (external id)
+//	GET    /v1/nodes/{id}/subgraph     debiased subgraph rooted at a node
 //	POST   /v1/predict                 {"ids":[…], "cold":true} → predictions
 //	POST   /v1/edges, DELETE /v1/edges {"edges":[[u,v],…]} → update report
 //	POST   /v1/nodes                   {"nodes":[{id, features, sensitive,
@@ -412,6 +413,7 @@ func NewHandler(e *Engine, opts *ServerOptions) http.Handler {
 		})
 	}
 	handle("/v1/nodes/{id}/prediction", "prediction", []string{http.MethodGet}, s.prediction)
+	handle("/v1/nodes/{id}/subgraph", "subgraph", []string{http.MethodGet}, s.subgraph)
 	handle("/v1/predict", "predict", []string{http.MethodPost}, s.predict)
 	handle("/v1/edges", "edges", []string{http.MethodPost, http.MethodDelete}, s.edges)
 	handle("/v1/nodes", "nodes", []string{http.MethodPost}, s.nodes)
@@ -556,7 +558,7 @@ func statusOf(err error) int {
 	switch {
 	case errors.As(err, &he):
 		return he.status
-	case errors.Is(err, ErrUnknownNode), errors.Is(err, index.ErrNodeRange), errors.Is(err, index.ErrUnknownID):
+	case errors.Is(err, ErrUnknownNode), errors.Is(err, ErrNotRoot), errors.Is(err, index.ErrNodeRange), errors.Is(err, index.ErrUnknownID):
 		return http.StatusNotFound
 	case errors.Is(err, index.ErrInvalid), errors.Is(err, index.ErrSelfLoop), errors.Is(err, index.ErrDuplicateID), errors.Is(err, ErrInvalid):
 		return http.StatusBadRequest
@@ -588,6 +590,14 @@ func (s *server) prediction(_ http.ResponseWriter, r *http.Request) (any, error)
 		return nil, err
 	}
 	return p, nil
+}
+
+func (s *server) subgraph(_ http.ResponseWriter, r *http.Request) (any, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		return nil, badRequest("node id %q is not an integer", r.PathValue("id"))
+	}
+	return s.e.SubgraphExternal(r.Context(), id)
 }
 
 func (s *server) predict(_ http.ResponseWriter, r *http.Request) (any, error) {
@@ -715,6 +725,14 @@ func (s *server) metrics(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(&b, "fasd_predictions_total{source=\"approx\"} %d\n", st.approx.Load())
 	metric("fasd_subgraphs_computed_total", "counter", "Subgraphs sampled, debiased and classified.")
 	fmt.Fprintf(&b, "fasd_subgraphs_computed_total %d\n", st.rootsComputed.Load())
+	metric("fasd_subgraph_cache_requests_total", "counter", "Debiased-subgraph requests, by cache result.")
+	fmt.Fprintf(&b, "fasd_subgraph_cache_requests_total{result=\"hit\"} %d\n", st.subgraphHits.Load())
+	fmt.Fprintf(&b, "fasd_subgraph_cache_requests_total{result=\"miss\"} %d\n", st.subgraphMisses.Load())
+	entries, bytes := s.e.subs.size()
+	metric("fasd_subgraph_cache_entries", "gauge", "Debiased subgraphs in the in-memory cache.")
+	fmt.Fprintf(&b, "fasd_subgraph_cache_entries %d\n", entries)
+	metric("fasd_subgraph_cache_bytes", "gauge", "Bytes of the cached debiased subgraphs.")
+	fmt.Fprintf(&b, "fasd_subgraph_cache_bytes %d\n", bytes)
 	metric("fasd_updates_total", "counter", "Graph updates applied.")
 	fmt.Fprintf(&b, "fasd_updates_total %d\n", st.updates.Load())
 	metric("fasd_refreshes_total", "counter", "Refreshes and materializations run.")

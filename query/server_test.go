@@ -79,6 +79,9 @@ func TestHandlerBadInputs(t *testing.T) {
 		{"POST", "/v1/refresh", `{"now":true}`, 400},
 		{"GET", "/v1/audit?set=everyone", "", 400},
 		{"DELETE", "/healthz", "", 405},
+		{"GET", "/v1/nodes/x/subgraph", "", 400},
+		{"GET", "/v1/nodes/12345678/subgraph", "", 404},
+		{"POST", "/v1/nodes/1000/subgraph", "", 405},
 	}
 	for _, c := range cases {
 		if got, body := do(t, h, c.method, c.path, c.body); got != c.want {
@@ -105,6 +108,27 @@ func TestHandlerFlow(t *testing.T) {
 	code, body = do(t, h, "POST", "/v1/predict", `{"ids":[1000,1001,1002],"cold":false}`)
 	if code != 200 || len(body["predictions"].([]any)) != 3 {
 		t.Fatalf("predict: %d %v", code, body)
+	}
+	// The debiased subgraph of a root, and 404 for a node that roots none.
+	var root, nonRoot int64 = -1, -1
+	for r := range o.sets {
+		root = int64(1000 + r)
+		break
+	}
+	for w := range uint32(120) {
+		if _, ok := o.sets[w]; !ok {
+			nonRoot = int64(1000 + w)
+			break
+		}
+	}
+	code, body = do(t, h, "GET", "/v1/nodes/"+jsonNum(root)+"/subgraph", "")
+	if code != 200 || body["root_id"].(float64) != float64(root) || len(body["x"].([]any)) != len(body["nodes"].([]any))*int(body["d"].(float64)) {
+		t.Fatalf("subgraph: %d %v", code, body)
+	}
+	if nonRoot >= 0 {
+		if code, body = do(t, h, "GET", "/v1/nodes/"+jsonNum(nonRoot)+"/subgraph", ""); code != 404 {
+			t.Fatalf("subgraph of a non-root: %d %v", code, body)
+		}
 	}
 	code, body = do(t, h, "POST", "/v1/edges", `{"edges":[[`+jsonNum(ext)+`,1001],[1002,1003]]}`)
 	if code != 200 {
@@ -150,6 +174,7 @@ func TestHandlerFlow(t *testing.T) {
 	for _, want := range []string{
 		`fasd_http_requests_total{route="prediction",code="200"} 2`,
 		`fasd_http_requests_total{route="edges",code="200"} 2`,
+		`fasd_subgraph_cache_requests_total{result="miss"} 1`, "fasd_subgraph_cache_entries 1",
 		"# TYPE fasd_dirty_roots gauge", `fasd_predictions_total{source="cold"} `,
 	} {
 		if !strings.Contains(text, want) {

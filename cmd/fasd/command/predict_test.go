@@ -1,6 +1,7 @@
 package command
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -103,8 +104,48 @@ func TestPredictCommand(t *testing.T) {
 		t.Errorf("cold prediction %+v, view %+v", p, last)
 	}
 
+	// --subgraph: the debiased subgraph of a root (some viewed nodes root
+	// none: they fail with a clear message).
+	roots, nonRoots := 0, 0
+	for _, q := range all[:min(len(all), 40)] {
+		out, err, code := run(t, "predict", "--db", db, "--node", fmt.Sprint(q.ID), "--subgraph", "--json")
+		if err != nil {
+			if code != ExitFailure || !strings.Contains(err.Error(), "roots no subgraph") {
+				t.Fatalf("--subgraph %d: %v (exit %d)", q.ID, err, code)
+			}
+			nonRoots++
+			continue
+		}
+		var d struct {
+			RootID int64     `json:"root_id"`
+			IDs    []int64   `json:"ids"`
+			D      int       `json:"d"`
+			X      []float32 `json:"x"`
+			A      []float32 `json:"a"`
+			Model  string    `json:"model"`
+		}
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			t.Fatalf("--subgraph %d: %v in %.300s", q.ID, err, out)
+		}
+		n := len(d.IDs)
+		if d.RootID != q.ID || n == 0 || d.IDs[0] != q.ID || len(d.X) != n*d.D || len(d.A) != n*n || d.Model != q.Model {
+			t.Fatalf("--subgraph %d: %.300s", q.ID, out)
+		}
+		if roots == 0 {
+			text, err, _ := run(t, "predict", "--db", db, "--node", fmt.Sprint(q.ID), "--subgraph")
+			if err != nil || !strings.HasPrefix(text, fmt.Sprintf("subgraph of node %d: %d nodes, %d features", q.ID, n, d.D)) {
+				t.Fatalf("--subgraph text (%v): %q", err, text)
+			}
+		}
+		roots++
+	}
+	if roots == 0 {
+		t.Fatalf("no root among the first viewed nodes (%d non-roots)", nonRoots)
+	}
+
 	checkErrCases(t, []errCase{
 		{"no node", []string{"predict", "--db", db}, ExitUsage, "--node ID"},
+		{"subgraph all", []string{"predict", "--db", db, "--all", "--subgraph"}, ExitUsage, "--subgraph needs --node"},
 		{"bad id", []string{"predict", "--db", db, "--node", "abc"}, ExitUsage, "invalid argument"},
 		{"no db", []string{"predict", "--node", "1"}, ExitUsage, "--db DIR is required"},
 		{"unknown node", []string{"predict", "--db", db, "--node", "12345"}, ExitFailure, "unknown node: external id 12345"},

@@ -20,6 +20,7 @@ func newServeCommand() *cobra.Command {
 		Long: `Serve answers, until interrupted (then it shuts down gracefully):
 
   GET    /v1/nodes/{id}/prediction   fair prediction of a node (external id)
+  GET    /v1/nodes/{id}/subgraph     debiased subgraph rooted at a node
   POST   /v1/predict                 {"ids":[...], "cold":true}
   POST   /v1/edges, DELETE /v1/edges {"edges":[[u,v], ...]}
   POST   /v1/nodes                   {"nodes":[{"id", "features", "sensitive",
