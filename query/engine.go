@@ -199,7 +199,7 @@ type Engine struct {
 	version   atomic.Uint64                  // current graph version
 	refreshed atomic.Uint64
 
-	extIDs  sync.Map    // external id → internal id (positive lookups only)
+	extIDs  sync.Map // external id → internal id (positive lookups only)
 	subs    *subgraphCache
 	scorers chan Scorer // pool for the cold path
 	closed  atomic.Bool
