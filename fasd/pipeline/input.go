@@ -193,7 +193,9 @@ func ParseRetune(s string) ([]Retune, error) {
 			}
 			r.Set = append(r.Set, kv)
 		}
-		out = append(out, r)
+		if len(r.Set) > 0 {
+			out = append(out, r)
+		}
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%w: retune grid %q has no settings", ErrConfig, s)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -108,4 +109,35 @@ func TestRun_RetuneReusesScoreNetworks(t *testing.T) {
 	if s, w := r.Variants[2].Edits.FeatureChange, r.Variants[1].Edits.FeatureChange; !(s > w) {
 		t.Errorf("stronger debiasing changed features by %v, default by %v", s, w)
 	}
+}
+
+// FuzzParseRetune: the grid parser never panics, never yields empty
+// settings or assignments, and re-parsing the labels of what it accepted
+// gives the same grid.
+func FuzzParseRetune(f *testing.F) {
+	for _, s := range []string{"debias.dt_rev=0.05", "debias.dt_rev=0.05,debias.steps=10;debias.tau=0.3", ";;", " , ;", "a=b=c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		rs, err := ParseRetune(s)
+		if err != nil {
+			return
+		}
+		labels := make([]string, len(rs))
+		for i, r := range rs {
+			if len(r.Set) == 0 {
+				t.Fatalf("%q: empty setting %d", s, i)
+			}
+			for _, kv := range r.Set {
+				if kv == "" || strings.TrimSpace(kv) != kv || strings.ContainsAny(kv, ",;") {
+					t.Fatalf("%q: assignment %q", s, kv)
+				}
+			}
+			labels[i] = r.Label()
+		}
+		again, err := ParseRetune(strings.Join(labels, ";"))
+		if err != nil || fmt.Sprint(again) != fmt.Sprint(rs) {
+			t.Fatalf("%q: re-parse of %v gave %v (%v)", s, labels, again, err)
+		}
+	})
 }
