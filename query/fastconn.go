@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/fasd-db/fasd/query/internal/ascii"
 )
 
 // This file is the connection-level hot path of Serve. net/http spends most
@@ -272,22 +274,22 @@ func readFastHead(br *bufio.Reader) (n int, id int64, closeAfter, ok bool) {
 			return 0, 0, false, false // net/http rejects these: let it answer
 		}
 		switch {
-		case asciiEqualFold(name, "host"):
+		case ascii.EqualFold(name, "host"):
 			if !fastHost(val) {
 				return 0, 0, false, false
 			}
 			hosts++
-		case asciiEqualFold(name, "content-length"):
+		case ascii.EqualFold(name, "content-length"):
 			if string(val) != "0" {
 				return 0, 0, false, false
 			}
-		case asciiEqualFold(name, "transfer-encoding"), asciiEqualFold(name, "expect"):
+		case ascii.EqualFold(name, "transfer-encoding"), ascii.EqualFold(name, "expect"):
 			return 0, 0, false, false
-		case asciiEqualFold(name, "connection"):
+		case ascii.EqualFold(name, "connection"):
 			switch {
-			case asciiEqualFold(val, "close"):
+			case ascii.EqualFold(val, "close"):
 				closeAfter = true
-			case asciiEqualFold(val, "keep-alive"):
+			case ascii.EqualFold(val, "keep-alive"):
 			default:
 				return 0, 0, false, false // token lists: let net/http read them
 			}
@@ -366,23 +368,6 @@ func trimOWS(b []byte) []byte {
 		b = b[:len(b)-1]
 	}
 	return b
-}
-
-// asciiEqualFold compares b with the lower-case ASCII s, ignoring case.
-func asciiEqualFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range b {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != s[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // bufferedConn is a connection whose first bytes wait in r.

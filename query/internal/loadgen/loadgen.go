@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/fasd-db/fasd/query/internal/ascii"
 )
 
 // Sentinel errors.
@@ -287,14 +289,14 @@ func (w *worker) readResponse() (code int, closeConn bool, err error) {
 		}
 		v = bytes.TrimSpace(v)
 		switch {
-		case asciiEqualFold(k, "content-length"):
+		case ascii.EqualFold(k, "content-length"):
 			if length, err = strconv.Atoi(string(v)); err != nil || length < 0 {
 				return 0, false, fmt.Errorf("%w: Content-Length %q", ErrProtocol, v)
 			}
-		case asciiEqualFold(k, "transfer-encoding"):
+		case ascii.EqualFold(k, "transfer-encoding"):
 			return 0, false, fmt.Errorf("%w: Transfer-Encoding %q is not supported", ErrProtocol, v)
-		case asciiEqualFold(k, "connection"):
-			closeConn = asciiEqualFold(v, "close")
+		case ascii.EqualFold(k, "connection"):
+			closeConn = ascii.EqualFold(v, "close")
 		}
 	}
 	if length < 0 {
@@ -327,20 +329,4 @@ func (w *worker) line() ([]byte, error) {
 		b = b[:len(b)-1]
 	}
 	return b, nil
-}
-
-func asciiEqualFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range b {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != s[i] {
-			return false
-		}
-	}
-	return true
 }
