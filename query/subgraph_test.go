@@ -5,6 +5,8 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/fasd-db/fasd/storage"
 )
 
 // Ensure that Subgraph returns, for every root, the debiased subgraph the
@@ -29,14 +31,7 @@ func TestSubgraphIsTheOneTheViewsUse(t *testing.T) {
 	checked := 0
 	for it := roots.Iterator(); it.HasNext() && checked < 25; checked++ {
 		r := it.Next()
-		d, err := e.Subgraph(ctx, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec, err := getRootRecord(s, r)
-		if err != nil {
-			t.Fatal(err)
-		}
+		d, rec := subgraphAndRecord(t, e, s, r)
 		n := len(d.Nodes)
 		if d.Root != r || d.Nodes[0] != r || !slices.Equal(d.Nodes, rec.Members) || len(d.X) != n*d.D || len(d.A) != n*n || d.GraphVersion != rec.Version {
 			t.Fatalf("root %d: subgraph %+v does not match record (members %v, version %d)", r, d, rec.Members, rec.Version)
@@ -174,14 +169,7 @@ func TestSubgraphTrainedModel(t *testing.T) {
 	}
 	for i, it := 0, roots.Iterator(); it.HasNext() && i < 10; i++ {
 		r := it.Next()
-		d, err := e.Subgraph(ctx, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec, err := getRootRecord(s, r)
-		if err != nil {
-			t.Fatal(err)
-		}
+		d, rec := subgraphAndRecord(t, e, s, r)
 		n := len(d.Nodes)
 		got := make([]float32, 2*n)
 		if err := pe.Probs(d.X, d.A, n, got); err != nil {
@@ -201,4 +189,19 @@ func TestSubgraphTrainedModel(t *testing.T) {
 			}
 		}
 	}
+}
+
+// subgraphAndRecord returns root r's debiased subgraph and its stored
+// record.
+func subgraphAndRecord(t *testing.T, e *Engine, s storage.Reader, r uint32) (*DebiasedSubgraph, *rootRecord) {
+	t.Helper()
+	d, err := e.Subgraph(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := getRootRecord(s, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, rec
 }
