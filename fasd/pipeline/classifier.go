@@ -208,19 +208,20 @@ func trainClassifier(ctx context.Context, cfg *Config, v *view, d int, w *nn.Wor
 	for i := range idx {
 		idx[i] = i
 	}
-	after := func(ep int) (float64, error) {
+	pat := patience{limit: fc.Patience}
+	after := func(ep int) (float64, bool, error) {
 		if err := classProbs(ctx, net, v, d, w.N(), probs); err != nil {
-			return 0, err
+			return 0, false, err
 		}
 		p1, err := sel.averaged(v, probs)
 		if err != nil {
-			return 0, err
+			return 0, false, err
 		}
 		acc, improved, err := sel.observe(ep, p1)
 		if improved {
 			nn.CopyParams(best.Params(), net.Params())
 		}
-		return acc, err
+		return acc, pat.observe(improved), err
 	}
 	if _, err := trainLoop(ctx, w, t, opt, idx, fc.Epochs, fc.Batch, fasd.NewRand(trainSeed), rep, after); err != nil {
 		return nil, VariantResult{}, err

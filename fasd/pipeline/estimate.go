@@ -47,14 +47,27 @@ func EstimateRun(ctx context.Context, cfg Config, in *Input, opt *Options) (*Est
 		small.Subgraphs = append(small.Subgraphs, sgs[i])
 	}
 	m, ms := float64(len(sgs)), float64(len(small.Subgraphs))
-	full := map[Stage]int{
-		StageGSen: cfg.Sens.Epochs, StageScore: cfg.Score.Epochs, StageScoreNoFair: cfg.Score.Epochs,
-		StageClassifier: cfg.Classifier.Epochs, StageNoDiffusion: cfg.Classifier.Epochs, StageClassNoFair: cfg.Classifier.Epochs,
-		StageBaseline: cfg.Baseline.Epochs, StageProbe: 2 * cfg.Sens.Epochs,
+	// full is each training stage's length in passes over the subgraphs
+	// (epochs): the budget schedule's subgraph-steps count as
+	// budget/(trained subgraphs) passes.
+	scoreEpochs := float64(cfg.Score.Epochs)
+	if cfg.Score.Schedule == "budget" {
+		p := planScore(&cfg.Score, len(sgs))
+		scoreEpochs = float64(p.steps*cfg.Score.Batch) / float64(len(p.train))
+	}
+	full := map[Stage]float64{
+		StageGSen: float64(cfg.Sens.Epochs), StageScore: scoreEpochs, StageScoreNoFair: scoreEpochs,
+		StageClassifier: float64(cfg.Classifier.Epochs), StageNoDiffusion: float64(cfg.Classifier.Epochs),
+		StageClassNoFair: float64(cfg.Classifier.Epochs),
+		StageBaseline:    float64(cfg.Baseline.Epochs), StageProbe: float64(2 * cfg.Sens.Epochs),
 	}
 	sc := cfg
 	sc.Sens.Epochs = min(cfg.Sens.Epochs, estimateEpochs)
-	sc.Score.Epochs = min(cfg.Score.Epochs, estimateEpochs)
+	sc.Sens.Patience = 0
+	sc.Classifier.Patience = 0
+	sc.Baseline.Patience = 0
+	sc.Score.Schedule = "epochs"
+	sc.Score.Epochs = min(max(cfg.Score.Epochs, estimateEpochs), estimateEpochs)
 	sc.Classifier.Epochs = min(cfg.Classifier.Epochs, estimateEpochs)
 	sc.Baseline.Epochs = min(cfg.Baseline.Epochs, estimateEpochs)
 	type mark struct {
@@ -92,10 +105,10 @@ func EstimateRun(ctx context.Context, cfg Config, in *Input, opt *Options) (*Est
 		if mk := marks[t.Stage]; mk != nil && !seen[t.Stage] && len(mk.ends) >= 2 && full[t.Stage] > 0 {
 			first := mk.ends[0].Sub(mk.start).Seconds()
 			per := mk.ends[len(mk.ends)-1].Sub(mk.ends[0]).Seconds() / float64(len(mk.ends)-1)
-			secs = first + per*float64(full[t.Stage]-1)
+			secs = first + per*(full[t.Stage]-1)
 			if t.Stage == StageProbe {
 				// Two probes share the stage: per covers both.
-				secs = first + per*float64(full[t.Stage]-2)
+				secs = first + per*(full[t.Stage]-2)
 			}
 		}
 		seen[t.Stage] = true

@@ -152,7 +152,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 			}
 		}
 
-		rep.begin(StageScore, cfg.Score.Epochs)
+		rep.begin(StageScore, ScoreUnits(&cfg, len(sgs)))
 		sx, sa, st, err := trainScore(ctx, &cfg, orig, grads, d, w, sd.scoreInit, sd.scoreDraw, rep)
 		if err != nil {
 			return nil, fmt.Errorf("train score networks: %w", err)
@@ -221,7 +221,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 	}
 
 	if opt.wants(VariantNoFairness) {
-		rep.begin(StageScoreNoFair, cfg.Score.Epochs)
+		rep.begin(StageScoreNoFair, ScoreUnits(&cfg, len(sgs)))
 		sx, sa, st, err := trainScore(ctx, &cfg, orig, nil, d, w, sd.scoreInit, sd.scoreDraw, rep)
 		if err != nil {
 			return nil, fmt.Errorf("w/o fairness score networks: %w", err)
@@ -402,7 +402,7 @@ func Sweep(ctx context.Context, cfg Config, in *Input, steps []int, lambdas []fl
 	for _, lam := range lambdas {
 		c := cfg
 		c.Diffusion.LambdaX, c.Diffusion.LambdaA = lam, lam
-		rep.begin(StageScore, c.Score.Epochs)
+		rep.begin(StageScore, ScoreUnits(&c, len(sgs)))
 		sx, sa, _, err := trainScore(ctx, &c, orig, grads, d, w, sd.scoreInit, sd.scoreDraw, rep)
 		if err != nil {
 			return nil, fmt.Errorf("λ=%g: %w", lam, err)

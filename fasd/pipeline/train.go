@@ -26,6 +26,8 @@ const (
 	purposeProbe      = 108
 	purposeHeldOut    = 109
 	purposeBaseline   = 110
+	// purposeScoreHeldOut draws the fixed (t, ε) of the held-out score loss.
+	purposeScoreHeldOut = 111
 )
 
 // view is a set of subgraphs with one choice of features and adjacency per
@@ -197,10 +199,11 @@ func (t *netTrainer) batchNorm() float32 {
 
 // trainLoop runs epochs of shuffled mini-batches over idx. After every epoch
 // it calls after(epoch) (may be nil), whose returned value is reported as
-// the validation accuracy. The first batches give the stage's time
-// estimate. It returns the last epoch's mean batch loss.
+// the validation accuracy and which can stop training early. The first
+// batches give the stage's time estimate. It returns the last epoch's mean
+// batch loss.
 func trainLoop(ctx context.Context, w *nn.Workers[float32], t *netTrainer, opt *nn.Adam[float32], idx []int,
-	epochs, batch int, rng *rand.Rand, rep *reporter, after func(epoch int) (float64, error)) (float64, error) {
+	epochs, batch int, rng *rand.Rand, rep *reporter, after func(epoch int) (float64, bool, error)) (float64, error) {
 	params := t.net.Params()
 	order := append([]int(nil), idx...)
 	nb := (len(order) + batch - 1) / batch
@@ -238,14 +241,31 @@ func trainLoop(ctx context.Context, w *nn.Workers[float32], t *netTrainer, opt *
 			last = sum / float64(cnt)
 		}
 		acc := math.NaN()
+		stop := false
 		if after != nil {
 			var err error
-			if acc, err = after(ep); err != nil {
+			if acc, stop, err = after(ep); err != nil {
 				return 0, err
 			}
 		}
 		rep.epoch(ep, last, acc)
 		rep.progress(ep + 1)
+		if stop {
+			break
+		}
 	}
 	return last, nil
+}
+
+// patience counts epochs without improvement: observe(improved) returns
+// true once limit consecutive epochs did not improve (never for limit 0).
+type patience struct{ limit, bad int }
+
+func (p *patience) observe(improved bool) bool {
+	if improved {
+		p.bad = 0
+		return false
+	}
+	p.bad++
+	return p.limit > 0 && p.bad >= p.limit
 }
