@@ -131,6 +131,23 @@ type DebiasConfig struct {
 	ScaleEps float64 `toml:"scale_eps"` // corrector noise scale
 	Tau      float64 `toml:"tau"`       // pruning threshold
 	Post     string  `toml:"post"`      // "continuous" | "clip01" | "binarize"
+	// Reverse is the reverse-time integrator: "sde" (paper: predictor with
+	// noise + Langevin corrector) or "ode" (probability flow, noise-free).
+	Reverse string `toml:"reverse"`
+	// Guidance toward chance (0: off): after every reverse iteration up to
+	// GuideSteps Polyak steps of weight GuideWeight push g_sen's output of
+	// every node toward ½, stopping for a node within GuideTol of ½; with
+	// GuideA the adjacency moves too.
+	GuideWeight float64 `toml:"guide_weight"`
+	GuideSteps  int     `toml:"guide_steps"`
+	GuideTol    float64 `toml:"guide_tol"`
+	GuideA      bool    `toml:"guide_a"`
+	// GuideNet is what guidance pushes to chance: "gsen" (the frozen g_sen
+	// of the forward diffusion) or "linear" (GuideRounds logistic probes of
+	// s on node features, each fitted after removing the previous ones'
+	// directions; see guide.go).
+	GuideNet    string `toml:"guide_net"`
+	GuideRounds int    `toml:"guide_rounds"`
 }
 
 // ClassifierConfig configures f (§10).
@@ -199,6 +216,7 @@ func Preset(name string) (Config, error) {
 		Debias: DebiasConfig{
 			Steps: 5, DtRev: 0.01, Schedule: "fixed_dt", Order: "PC", Init: "clean",
 			SNRX: 0.05, SNRA: 0.05, ScaleEps: 1.0, Tau: 0.5, Post: "continuous",
+			Reverse: "sde", GuideSteps: 3, GuideTol: 0.05, GuideNet: "gsen", GuideRounds: 1,
 		},
 		Classifier: ClassifierConfig{Epochs: 500, LR: 1e-3, WeightDecay: 1e-4, Batch: 64, Dropout: 0.3, Hidden: 64},
 		Baseline:   TrainConfig{Epochs: 500, LR: 1e-3, WeightDecay: 1e-4, Dropout: 0.3, Hidden: 64},
@@ -349,6 +367,16 @@ func (c *Config) Validate() error {
 	nonneg("debias.scale_eps", db.ScaleEps)
 	nonneg("debias.tau", db.Tau)
 	oneOf("debias.post", db.Post, "continuous", "clip01", "binarize")
+	oneOf("debias.reverse", db.Reverse, "sde", "ode")
+	nonneg("debias.guide_weight", db.GuideWeight)
+	if db.GuideWeight > 0 {
+		pos("debias.guide_steps", db.GuideSteps)
+	}
+	oneOf("debias.guide_net", db.GuideNet, "gsen", "linear")
+	pos("debias.guide_rounds", db.GuideRounds)
+	if !(db.GuideTol >= 0 && db.GuideTol < 0.5) {
+		bad("debias.guide_tol", "%v, want in [0, 0.5)", db.GuideTol)
+	}
 	f := c.Classifier
 	if f.Epochs < 1 {
 		bad("classifier.epochs", "%d, want ≥ 1", f.Epochs)

@@ -160,6 +160,15 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 		rep.end()
 		res.Score = st
 		fasdModels = &Models{Config: cfg, D: d, FeatureHash: FeatureHash(in.FeatureNames), GSen: gsen, ScoreX: sx, ScoreA: sa}
+		rounds := guideRounds(&cfg)
+		for i := range retune {
+			rounds = max(rounds, guideRounds(&retune[i]))
+		}
+		if rounds > 0 {
+			if fasdModels.Guides, err = trainLinearGuides(ctx, orig, d, rounds); err != nil {
+				return nil, fmt.Errorf("linear guides: %w", err)
+			}
+		}
 
 		rep.begin(StageDebias, len(sgs))
 		if deb, err = debiasAll(ctx, fasdModels, orig, workers, rep); err != nil {
@@ -228,7 +237,15 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 		}
 		rep.end()
 		res.ScoreNoFair = st
-		mnf := &Models{Config: cfg, D: d, ScoreX: sx, ScoreA: sa}
+		// w/o Fairness: λ = 0 in training and no guidance in debiasing.
+		nf := cfg
+		nf.Debias.GuideWeight = 0
+		mnf := &Models{Config: nf, D: d, ScoreX: sx, ScoreA: sa}
+		if fasdModels != nil {
+			// Retune settings with guidance use FASD's g_sen here too
+			// (guidance on score networks trained without the fairness term).
+			mnf.GSen, mnf.Guides = fasdModels.GSen, fasdModels.Guides
+		}
 		rep.begin(StageDebiasNoFair, len(sgs))
 		if debNF, err = debiasAll(ctx, mnf, orig, workers, rep); err != nil {
 			return nil, fmt.Errorf("w/o fairness debias: %w", err)
