@@ -39,7 +39,9 @@ func TestLoad_Guards(t *testing.T) {
 			func(o *LoadOptions) { o.AllowSingleGroup = true },
 			[]string{"in group 0 (6 nodes, 0 unknown; sensitive column \"group\")", "--allow-single-group"}},
 		{"numeric sensitive threshold", smallNodes, smallEdges,
-			func(s *dump.Spec) { s.Sensitive, s.Exclude = dump.SensitiveSpec{Column: "f2", Threshold: 100}, []string{"group"} },
+			func(s *dump.Spec) {
+				s.Sensitive, s.Exclude = dump.SensitiveSpec{Column: "f2", Threshold: 100}, []string{"group"}
+			},
 			func(o *LoadOptions) { o.AllowSingleGroup = true },
 			[]string{"in group 0", "values > 100 in group 1", "--sens-threshold"}},
 		{"empty edge file", smallNodes, "", nil,
