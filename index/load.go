@@ -152,9 +152,11 @@ type LoadReport struct {
 	Groups    GroupCounts `json:"groups"`
 	Labels    LabelCounts `json:"labels"`
 	Splits    SplitCounts `json:"splits"`
-	Version   uint64      `json:"version"`
-	Batches   int         `json:"batches"`
-	Finished  string      `json:"finished"`
+	// SplitMethod describes the split: its method, parameters and seed.
+	SplitMethod string `json:"split_method,omitempty"`
+	Version     uint64 `json:"version"`
+	Batches     int    `json:"batches"`
+	Finished    string `json:"finished"`
 }
 
 // loadMarker is the value of the incomplete-load marker.
@@ -206,6 +208,20 @@ func (s *SplitOptions) params() (split.Params, error) {
 		return split.ParamsFor(s.Protocol)
 	}
 	return split.Pokec, nil
+}
+
+// describe names the split with its parameters, for the load report.
+func (s *SplitOptions) describe() string {
+	switch s.Mode {
+	case SplitDIG:
+		p, _ := s.params()
+		return fmt.Sprintf("dig: a %g, b %g, cap %d, seed %d", p.A, p.B, p.Cap, s.seed())
+	case SplitNIFTY:
+		return fmt.Sprintf("nifty: label number %d, seed %d", s.LabelNumber, s.seed())
+	case SplitFractions:
+		return fmt.Sprintf("fractions: train %g, val %g, seed %d", s.Fractions.Train, s.Fractions.Val, s.seed())
+	}
+	return "none"
 }
 
 func (s *SplitOptions) seed() uint64 {
@@ -1048,6 +1064,7 @@ func (l *loader) finish(counter uint64, sets *nodeSets, labelled []uint32) error
 	rep.Groups = GroupCounts{G0: l.table.Groups[0], G1: l.table.Groups[1], Unknown: l.table.UnknownSensitive}
 	rep.Labels = LabelCounts{Y0: l.table.Labels[0], Y1: l.table.Labels[1], Unlabelled: l.table.NumUnlabelled}
 	rep.Splits = SplitCounts{Train: len(sp.Train), Val: len(sp.Val), Test: len(sp.Test)}
+	rep.SplitMethod = l.opts.Split.describe()
 	rep.Version = st.Version
 	rep.Batches = l.nb + 1
 	rep.Finished = time.Now().UTC().Format(time.RFC3339)

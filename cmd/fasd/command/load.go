@@ -310,6 +310,6 @@ func printLoadReport(cmd *cobra.Command, rep *index.LoadReport, o *LoadOptions, 
 		e.Lines, e.Kept, e.Duplicates, e.SelfLoops, e.UnknownEndpoints)
 	pr("groups    0: %d  1: %d  unknown: %d\n", rep.Groups.G0, rep.Groups.G1, rep.Groups.Unknown)
 	pr("labels    0: %d  1: %d  unlabelled: %d\n", rep.Labels.Y0, rep.Labels.Y1, rep.Labels.Unlabelled)
-	pr("split     train %d  val %d  test %d\n", rep.Splits.Train, rep.Splits.Val, rep.Splits.Test)
+	pr("split     train %d  val %d  test %d  (%s)\n", rep.Splits.Train, rep.Splits.Val, rep.Splits.Test, rep.SplitMethod)
 	return errors.Join(errs...)
 }

@@ -367,3 +367,28 @@ func TestLoad_SplitAndValueFlags(t *testing.T) {
 		t.Errorf("nifty split with label number 20: %+v", st.Splits)
 	}
 }
+
+// Ensure that the load report names the split with its parameters.
+func TestLoad_ReportNamesSplit(t *testing.T) {
+	dir := t.TempDir()
+	if _, err, _ := run(t, "gen", "--out", dir, "--nodes", "200", "--features", "4"); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		extra []string
+		want  string
+	}{
+		{nil, "(dig: a 0.1, b 0.2, cap 50000, seed 20)"},
+		{[]string{"--split-protocol", "nba", "--split-seed", "7"}, "(dig: a 0.2, b 0.55, cap 100, seed 7)"},
+		{[]string{"--split", "nifty", "--label-number", "30"}, "(nifty: label number 30, seed 20)"},
+		{[]string{"--split", "fractions", "--train", "0.6"}, "(fractions: train 0.6, val 0.25, seed 20)"},
+		{[]string{"--split", "none"}, "train 0  val 0  test 0  (none)"},
+	}
+	for _, c := range cases {
+		db := filepath.Join(t.TempDir(), "db")
+		out, err, _ := run(t, append([]string{"load", "--db", db, "--preset", "synth", "--dir", dir}, c.extra...)...)
+		if err != nil || !strings.Contains(out, c.want) {
+			t.Errorf("%v: %v, output lacks %q:\n%s", c.extra, err, c.want, out)
+		}
+	}
+}
