@@ -92,7 +92,8 @@ func DIG(labelled []uint32, known func(uint32) bool, p Params, seed uint64) (Spl
 // float64: training takes the first min(int(0.5*n), labelNumber//2),
 // validation the nodes from int(0.5*n) to int(0.75*n), test the rest.
 // Each part lists the class-0 nodes first, then the class-1 nodes, as
-// numpy.append builds them.
+// numpy.append builds them. (random.shuffle swaps the elements of a 1-D
+// numpy array as it would those of a list, so the order is the same.)
 //
 // The published code has no unknown sensitive values and filters nothing;
 // here, as in DIG, test keeps only nodes whose sensitive attribute is known
