@@ -135,12 +135,14 @@ type niftyFixture struct {
 	dropped     []string
 	labelNumber int
 	gz          bool
+	edgeEOL     string // line end of the edge file ("\n" as numpy.savetxt writes, or "\r\n")
 }
 
 // write writes the fixture's files into dir with n nodes: the node file
 // with CRLF line ends and no newline after the last row, the edge file as
 // space-separated row indices written as floats (as numpy.savetxt writes
-// them), without a final newline. It returns the expected figures.
+// them, with f.edgeEOL line ends), without a final newline. It returns the
+// expected figures.
 func (f niftyFixture) write(t *testing.T, dir string, n int, r *rand.Rand) index.Stats {
 	t.Helper()
 	var nb strings.Builder
@@ -187,7 +189,7 @@ func (f niftyFixture) write(t *testing.T, dir string, n int, r *rand.Rand) index
 	for k := range 4 * n {
 		a, b := r.IntN(n), r.IntN(n)
 		if k > 0 {
-			eb.WriteString("\n")
+			eb.WriteString(f.edgeEOL)
 		}
 		fmt.Fprintf(&eb, "%.18e %.18e", float64(a), float64(b))
 		if a != b {
@@ -231,14 +233,14 @@ func (f niftyFixture) write(t *testing.T, dir string, n int, r *rand.Rand) index
 // written as floats, the per-class split with the preset's label number.
 func TestLoad_NIFTYPresetsGenerated(t *testing.T) {
 	fixtures := []niftyFixture{
-		{preset: "bail", sens: "WHITE", label: "RECID", labelNumber: 100,
+		{preset: "bail", sens: "WHITE", label: "RECID", labelNumber: 100, edgeEOL: "\n",
 			columns: []string{"WHITE", "ALCHY", "JUNKY", "SUPER", "MARRIED", "FELON", "WORKREL", "PROPTY", "PERSON", "MALE",
 				"PRIORS", "SCHOOL", "RULE", "AGE", "TSERVD", "FOLLOW", "RECID", "TIME"}},
-		{preset: "credit", sens: "Age", label: "NoDefaultNextMonth", dropped: []string{"Single"}, labelNumber: 6000,
+		{preset: "credit", sens: "Age", label: "NoDefaultNextMonth", dropped: []string{"Single"}, labelNumber: 6000, edgeEOL: "\r\n",
 			columns: []string{"NoDefaultNextMonth", "Married", "Single", "Age", "EducationLevel", "MaxBillAmountOverLast6Months",
 				"MaxPaymentAmountOverLast6Months", "MonthsWithZeroBalanceOverLast6Months", "MostRecentBillAmount",
 				"MostRecentPaymentAmount", "TotalOverdueCounts", "TotalMonthsOverdue"}},
-		{preset: "income", sens: "race", label: "income", labelNumber: 1000, gz: true,
+		{preset: "income", sens: "race", label: "income", labelNumber: 1000, gz: true, edgeEOL: "\n",
 			columns: []string{"age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
 				"relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country", "income"}},
 	}
