@@ -44,6 +44,7 @@ type LoadOptions struct {
 	AllowNoEdges      bool
 	JSON              bool
 	BatchBytes        int
+	ListPresets       bool
 }
 
 // AddFlags registers the flags of fasd load.
@@ -52,6 +53,7 @@ func (o *LoadOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Backend, "backend", "", "storage engine of a new store: pebble (default) or badger")
 	fs.StringVar(&o.Preset, "preset", "", "dataset preset (published file names and conventions): "+strings.Join(dump.PresetNames(), ", "))
 	fs.StringVar(&o.Dir, "dir", "", "directory holding the preset's files (plain or .gz)")
+	fs.BoolVar(&o.ListPresets, "list-presets", false, "print every preset with its files and conventions, and exit")
 	fs.StringVar(&o.Nodes, "nodes", "", "node CSV file (plain or gzip)")
 	fs.StringVar(&o.Edges, "edges", "", "edge list file (plain or gzip)")
 	fs.StringVar(&o.IDCol, "id-col", "", "node id column (int64)")
@@ -229,7 +231,8 @@ A load that is interrupted leaves the store marked incomplete; reload with
 A preset names a published dataset: --preset NAME --dir D finds its files
 by their published names (plain or .gz) and applies its conventions
 (columns, value maps, kept and dropped columns, split); flags given as well
-override them. Presets: ` + strings.Join(dump.PresetNames(), ", ") + `.
+override them. Presets: ` + strings.Join(dump.PresetNames(), ", ") + `
+(--list-presets prints their conventions).
 Any other graph loads by flags: --nodes, --edges, --id-col NAME or --no-id,
 --sens-col, --label-col, and as needed --sens-values, --sens-feature,
 --label-values, --exclude, --edge-ids, --split.
@@ -243,6 +246,9 @@ under which no endpoint names a node). A refused load writes nothing.
 ` + exitHelp,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.ListPresets {
+				return printPresets(cmd.OutOrStdout())
+			}
 			if o.DB == "" {
 				return usagef("load: --db DIR is required")
 			}

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/fasd-db/fasd/index"
+	"github.com/fasd-db/fasd/index/dump"
 	"github.com/fasd-db/fasd/storage"
 )
 
@@ -392,5 +393,59 @@ func TestLoad_ReportNamesSplit(t *testing.T) {
 		if err != nil || !strings.Contains(out, c.want) {
 			t.Errorf("%v: %v, output lacks %q:\n%s", c.extra, err, c.want, out)
 		}
+	}
+}
+
+// Ensure that fasd load --list-presets prints every preset of the registry
+// with its conventions, without needing --db.
+func TestLoad_ListPresets(t *testing.T) {
+	out, err, code := run(t, "load", "--list-presets")
+	if err != nil || code != ExitOK {
+		t.Fatalf("%v (exit %d)", err, code)
+	}
+	blocks := map[string]string{}
+	for _, b := range strings.Split(strings.TrimSpace(out), "\n\n") {
+		name, _, _ := strings.Cut(b, " ")
+		blocks[name] = b
+	}
+	if len(blocks) != len(dump.PresetNames()) {
+		t.Errorf("%d blocks for %d presets:\n%s", len(blocks), len(dump.PresetNames()), out)
+	}
+	for _, name := range dump.PresetNames() {
+		p, _ := dump.LookupPreset(name)
+		for _, want := range []string{p.NodeFile, p.EdgeFile, "sensitive " + p.Spec.Sensitive.Column, "label " + p.Spec.Label.Column, p.Origin} {
+			if !strings.Contains(blocks[name], want) {
+				t.Errorf("preset %s: %q missing from\n%s", name, want, blocks[name])
+			}
+		}
+	}
+	if !strings.Contains(out, "label GoodCustomer: -1=0, 1=1") || !strings.Contains(out, "split nifty: label number 6000") {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
+// Ensure that the README's preset table lists every preset of the
+// registry.
+func TestREADME_PresetTable(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "| `") {
+			name := strings.TrimPrefix(line, "| `")
+			rows = append(rows, name[:strings.Index(name, "`")])
+		}
+	}
+	var presets []string
+	for _, r := range rows {
+		if _, err := dump.LookupPreset(r); err == nil {
+			presets = append(presets, r)
+		}
+	}
+	slices.Sort(presets)
+	if !slices.Equal(presets, dump.PresetNames()) {
+		t.Errorf("README preset table lists %v, the registry %v", presets, dump.PresetNames())
 	}
 }
