@@ -238,6 +238,9 @@ func (s *SplitOptions) seed() uint64 {
 // error wrapping one of the dump.Err… kinds, or ErrUnknownEndpoint in Strict
 // mode, each naming file:line) leaves the store exactly as it was: pass 1
 // checks every node row, then the whole edge file is parsed and resolved.
+// A dump that parses but is degenerate (no nodes; unless allowed, one label
+// class, one sensitive group, no edge kept) fails here too, with
+// ErrDegenerate naming the cause (see LoadOptions.AllowSingleClass).
 // Only then does Load commit an incomplete-load marker, delete the old graph
 // (with Replace), write the nodes and their adjacency in batches of at most
 // BatchBytes, and finally commit the node sets, the split, the counts, the
