@@ -209,6 +209,7 @@ func trainClassifier(ctx context.Context, cfg *Config, v *view, d int, w *nn.Wor
 		idx[i] = i
 	}
 	pat := patience{limit: fc.Patience}
+	t.patience = fc.Patience
 	after := func(ep int) (float64, bool, error) {
 		if err := classProbs(ctx, net, v, d, w.N(), probs); err != nil {
 			return 0, false, err

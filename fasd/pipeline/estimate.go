@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -53,13 +54,24 @@ func EstimateRun(ctx context.Context, cfg Config, in *Input, opt *Options) (*Est
 	scoreEpochs := float64(cfg.Score.Epochs)
 	if cfg.Score.Schedule == "budget" {
 		p := planScore(&cfg.Score, len(sgs))
-		scoreEpochs = float64(p.steps*cfg.Score.Batch) / float64(len(p.train))
+		nb := (len(p.train) + cfg.Score.Batch - 1) / cfg.Score.Batch
+		scoreEpochs = float64(p.steps) / float64(nb)
 	}
+	// Stages with early stopping are expected to stop after about 1.5×
+	// their patience (patience epochs after a best epoch that tends to come
+	// early), never after more than their epoch cap.
+	expect := func(epochs, patience int) float64 {
+		if patience > 0 {
+			return math.Min(float64(epochs), 1.5*float64(patience))
+		}
+		return float64(epochs)
+	}
+	fe := expect(cfg.Classifier.Epochs, cfg.Classifier.Patience)
 	full := map[Stage]float64{
-		StageGSen: float64(cfg.Sens.Epochs), StageScore: scoreEpochs, StageScoreNoFair: scoreEpochs,
-		StageClassifier: float64(cfg.Classifier.Epochs), StageNoDiffusion: float64(cfg.Classifier.Epochs),
-		StageClassNoFair: float64(cfg.Classifier.Epochs),
-		StageBaseline:    float64(cfg.Baseline.Epochs), StageProbe: float64(2 * cfg.Sens.Epochs),
+		StageGSen: expect(cfg.Sens.Epochs, cfg.Sens.Patience), StageScore: scoreEpochs, StageScoreNoFair: scoreEpochs,
+		StageClassifier: fe, StageNoDiffusion: fe, StageClassNoFair: fe,
+		StageBaseline: expect(cfg.Baseline.Epochs, cfg.Baseline.Patience),
+		StageProbe:    2 * expect(cfg.Sens.Epochs, cfg.Sens.Patience),
 	}
 	sc := cfg
 	sc.Sens.Epochs = min(cfg.Sens.Epochs, estimateEpochs)

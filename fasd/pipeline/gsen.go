@@ -40,6 +40,7 @@ func trainSensNet(ctx context.Context, cfg *Config, tc TrainConfig, v *view, idx
 		best, _ := nn.NewGCNNet[float32](arch, fasd.NewRand(initSeed))
 		bestLoss := math.Inf(1)
 		pat := patience{limit: tc.Patience}
+		t.patience = tc.Patience
 		after = func(int) (float64, bool, error) {
 			sc, err := sensScore(ctx, net, v, held, d, w.N())
 			if err != nil {

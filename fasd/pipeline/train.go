@@ -104,6 +104,7 @@ type netTrainer struct {
 	net        *nn.GCNNet[float32]
 	kind       netKind
 	trainScope bool // kindSens: only train-split nodes carry s labels
+	patience   int  // early-stopping patience, for the time estimate
 	v          *view
 	d          int
 	batch      []int
@@ -233,7 +234,12 @@ func trainLoop(ctx context.Context, w *nn.Workers[float32], t *netTrainer, opt *
 			if !estimated && steps == min(3, nb*epochs) {
 				estimated = true
 				per := time.Since(start) / time.Duration(steps)
-				rep.estimate(per * time.Duration(nb*epochs))
+				ee := float64(epochs)
+				if t.patience > 0 {
+					// As EstimateRun: early stopping after ≈ 1.5× patience.
+					ee = math.Min(ee, 1.5*float64(t.patience))
+				}
+				rep.estimate(time.Duration(float64(per) * float64(nb) * ee))
 			}
 		}
 		last = math.NaN()
