@@ -49,8 +49,8 @@ type ProbeScore struct {
 
 // prober trains the fresh probes of one run. All probes of a run share the
 // subgraphs, the split and the seeds, so that the variants' probe scores are
-// paired; a data set seen before (the original subgraphs, for w/o Diffusion
-// and the GCN) is scored once.
+// paired; the original subgraphs (data ProbeData: w/o Diffusion and the GCN)
+// are scored once.
 type prober struct {
 	cfg      *Config
 	masked   []*fasd.Subgraph // training copies: test nodes' s hidden
@@ -60,7 +60,7 @@ type prober struct {
 	w        *nn.Workers[float32]
 	seed     uint64
 	trainN   int
-	cache    map[*view]*ProbeScore
+	orig     *ProbeScore // the score of data ProbeData, once computed
 }
 
 // newProber returns the run's prober, or nil (every score a no-op) when
@@ -69,7 +69,7 @@ func newProber(opt *Options, cfg *Config, sgs []*fasd.Subgraph, split []fasd.Spl
 	if !opt.Probe {
 		return nil
 	}
-	p := &prober{cfg: cfg, masked: make([]*fasd.Subgraph, len(sgs)), d: d, w: w, seed: seed, cache: map[*view]*ProbeScore{}}
+	p := &prober{cfg: cfg, masked: make([]*fasd.Subgraph, len(sgs)), d: d, w: w, seed: seed}
 	for i, g := range sgs {
 		p.masked[i] = g
 		switch split[g.Root()] {
@@ -97,20 +97,32 @@ func newProber(opt *Options, cfg *Config, sgs []*fasd.Subgraph, split []fasd.Spl
 }
 
 // score trains a fresh probe on v (a view over the run's subgraphs) and
-// scores it on the test roots; data labels the result. rep, if not nil,
+// scores it on the test roots; data labels the result, and data ProbeData
+// must mean the original subgraphs (scored once per run). rep, if not nil,
 // gets a StageFreshProbe stage. A nil prober returns nil.
 func (p *prober) score(ctx context.Context, rep *reporter, v *view, data string) (*ProbeScore, error) {
 	if p == nil {
 		return nil, nil
 	}
-	if s, ok := p.cache[v]; ok {
-		c := *s
+	if data == ProbeData && p.orig != nil {
+		c := *p.orig
 		return &c, nil
 	}
+	out, err := p.train(ctx, rep, v, data)
+	if err != nil {
+		return nil, err
+	}
+	if data == ProbeData {
+		p.orig = out
+	}
+	c := *out
+	return &c, nil
+}
+
+func (p *prober) train(ctx context.Context, rep *reporter, v *view, data string) (*ProbeScore, error) {
 	out := &ProbeScore{Data: data, AUC: Num(math.NaN()), Acc: Num(math.NaN()), TrainN: p.trainN}
 	epochs := probeEpochs(p.cfg)
 	if len(p.trainIdx) == 0 || len(p.testIdx) == 0 || p.trainN == 0 || epochs == 0 {
-		p.cache[v] = out
 		return out, nil
 	}
 	if rep == nil {
@@ -144,9 +156,7 @@ func (p *prober) score(ctx context.Context, rep *reporter, v *view, data string)
 		return nil, fmt.Errorf("fresh probe on %s: %w", data, err)
 	}
 	out.AUC = Num(auc)
-	p.cache[v] = out
-	c := *out
-	return &c, nil
+	return out, nil
 }
 
 // rootLogits runs net on the subgraphs idx of v and returns its logit at

@@ -460,6 +460,15 @@ func printEvalTable(w io.Writer, r *EvalReport, perSeed bool) {
 	f2 := func(x float64) string { return fmt.Sprintf("%+.2f", x) }
 	f3 := func(x float64) string { return fmt.Sprintf("%+.3f", x) }
 	for _, ref := range r.References {
+		paired := false
+		for _, v := range r.Variants {
+			for _, p := range v.Paired {
+				paired = paired || p.Reference == ref
+			}
+		}
+		if !paired {
+			continue
+		}
 		fmt.Fprintf(w, "\npaired differences vs %s: variant − %s, mean [%.0f %% CI] over seeds (Student t); * = CI excludes 0\n",
 			ref, ref, 100*r.Level)
 		fmt.Fprintf(w, "%-*s  %-24s %-24s %-24s", width, "variant", "Acc", "ΔDP", "ΔEO")
