@@ -185,7 +185,9 @@ using the subgraphs rooted at train and validation nodes with the test
 nodes' s hidden, and scored at the root of every test node's subgraph. The
 ROC AUC says how much of s is left (0.5: nothing a probe can read). The
 gcn reads the original graph: its probe is no_diffusion's (computed once).
-It is a fraction in [0, 1], not ×100.
+It is a fraction in [0, 1], not ×100. Each probe costs about one g_sen
+training on the train- and validation-rooted subgraphs; --probe=false
+skips them.
 
 JSON (--json): an object with
   preset       the config preset
