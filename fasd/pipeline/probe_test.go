@@ -127,3 +127,30 @@ func TestRun_Probe(t *testing.T) {
 		})
 	}
 }
+
+// Ensure that the time estimate covers every fresh probe (one stage per
+// distinct data set) and extrapolates each from its own epochs.
+func TestEstimateRun_Probes(t *testing.T) {
+	g := newToyGraph(160, 6, 6, 0.8, 0.4, 0.8, 6)
+	in := g.input(t, 1, 5)
+	cfg := fastConfig(t)
+	cfg.Sens.Epochs = 200
+	est, err := EstimateRun(context.Background(), cfg, in, &Options{Variants: Variants(), Probe: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var probes []float64
+	for _, s := range est.Stages {
+		if s.Stage == StageFreshProbe {
+			probes = append(probes, s.Seconds)
+		}
+	}
+	if len(probes) != 3 {
+		t.Fatalf("%d fresh-probe stages in the estimate, want 3: %+v", len(probes), est.Stages)
+	}
+	for i, s := range probes {
+		if !(s > 0) {
+			t.Errorf("probe %d: estimate %v s", i, s)
+		}
+	}
+}
