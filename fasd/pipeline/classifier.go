@@ -78,6 +78,9 @@ type VariantResult struct {
 	// Edits describes the debiased subgraphs against the originals; set
 	// for the Options.Retune variants.
 	Edits *EditStats `json:"edits,omitempty"`
+	// Probe is the fresh-probe score of the variant's training data; set
+	// when Options.Probe is on.
+	Probe *ProbeScore `json:"probe,omitempty"`
 }
 
 // evalData are the global arrays the evaluation reads.

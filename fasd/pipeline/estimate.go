@@ -70,8 +70,9 @@ func EstimateRun(ctx context.Context, cfg Config, in *Input, opt *Options) (*Est
 	full := map[Stage]float64{
 		StageGSen: expect(cfg.Sens.Epochs, cfg.Sens.Patience), StageScore: scoreEpochs, StageScoreNoFair: scoreEpochs,
 		StageClassifier: fe, StageNoDiffusion: fe, StageClassNoFair: fe,
-		StageBaseline: expect(cfg.Baseline.Epochs, cfg.Baseline.Patience),
-		StageProbe:    2 * expect(cfg.Sens.Epochs, cfg.Sens.Patience),
+		StageBaseline:   expect(cfg.Baseline.Epochs, cfg.Baseline.Patience),
+		StageProbe:      2 * expect(cfg.Sens.Epochs, cfg.Sens.Patience),
+		StageFreshProbe: expect(cfg.Sens.Epochs, cfg.Sens.Patience),
 	}
 	sc := cfg
 	sc.Sens.Epochs = min(cfg.Sens.Epochs, estimateEpochs)
@@ -86,35 +87,38 @@ func EstimateRun(ctx context.Context, cfg Config, in *Input, opt *Options) (*Est
 		start time.Time
 		ends  []time.Time
 	}
-	marks := map[Stage]*mark{}
-	var order []Stage
+	// One mark per occurrence of a stage (a stage such as fresh_probe can
+	// run several times), in the order of res.Timings.
+	marks := map[Stage][]*mark{}
 	cb := Callbacks{
 		StageStart: func(s Stage, _ int) {
-			if marks[s] == nil {
-				order = append(order, s)
-				marks[s] = &mark{}
-			}
-			marks[s].start = time.Now()
+			marks[s] = append(marks[s], &mark{start: time.Now()})
 		},
 		Epoch: func(s Stage, _ int, _, _ float64) {
-			if mk := marks[s]; mk != nil {
+			if ms := marks[s]; len(ms) > 0 {
+				mk := ms[len(ms)-1]
 				mk.ends = append(mk.ends, time.Now())
 			}
 		},
 	}
-	res, err := Run(ctx, sc, &small, &Options{Variants: opt.Variants, Diagnostics: opt.Diagnostics, Callbacks: cb})
+	res, err := Run(ctx, sc, &small, &Options{Variants: opt.Variants, Diagnostics: opt.Diagnostics, Probe: opt.Probe, Callbacks: cb})
 	if err != nil {
 		return nil, fmt.Errorf("estimate: %w", err)
 	}
 	est := &Estimate{Took: time.Since(start)}
-	seen := map[Stage]bool{}
+	seen := map[Stage]int{}
 	for _, t := range res.Timings {
 		f := m / ms
 		if t.Stage == StageBaseline {
 			f = 1 // full graph either way
 		}
 		secs := t.Seconds
-		if mk := marks[t.Stage]; mk != nil && !seen[t.Stage] && len(mk.ends) >= 2 && full[t.Stage] > 0 {
+		var mk *mark
+		if k := seen[t.Stage]; k < len(marks[t.Stage]) {
+			mk = marks[t.Stage][k]
+		}
+		seen[t.Stage]++
+		if mk != nil && len(mk.ends) >= 2 && full[t.Stage] > 0 {
 			first := mk.ends[0].Sub(mk.start).Seconds()
 			per := mk.ends[len(mk.ends)-1].Sub(mk.ends[0]).Seconds() / float64(len(mk.ends)-1)
 			secs = first + per*(full[t.Stage]-1)
@@ -123,7 +127,6 @@ func EstimateRun(ctx context.Context, cfg Config, in *Input, opt *Options) (*Est
 				secs = first + per*(full[t.Stage]-2)
 			}
 		}
-		seen[t.Stage] = true
 		s := StageTiming{Stage: t.Stage, Seconds: secs * f, Units: t.Units}
 		est.Stages = append(est.Stages, s)
 		est.Total += time.Duration(s.Seconds * float64(time.Second))
