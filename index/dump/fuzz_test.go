@@ -53,7 +53,9 @@ func FuzzParseEdgeLine(f *testing.F) {
 // pass 1, attributes are in {-1, 0, 1}, scaled features are finite and in
 // [-1, 1], pass 2 from the spill gives bit-for-bit the rows of pass 2 from
 // the CSV; and the rows written back with NodeWriter parse to the same
-// unscaled values.
+// unscaled values. named selects named sensitive and label mappings instead
+// of numeric ones; its rows start from a row valid under that spec, so that
+// the seeds reach the mapping lookups rather than stop at the first row.
 func FuzzNodeRow(f *testing.F) {
 	for _, s := range [][2]string{
 		{"2,0.5,1,0", "3,7,0,1"},
@@ -65,13 +67,28 @@ func FuzzNodeRow(f *testing.F) {
 		{`"2",1,1,-1`, "3,8.5e1,-1,1\n4,1,0,0"},
 		{"9223372036854775807,0,0,0", "-9223372036854775808,0,0,0"},
 	} {
-		f.Add(s[0], s[1])
+		f.Add(s[0], s[1], false)
+	}
+	for _, s := range [][2]string{
+		{"2,0.5,f,yes", "3,7, m ,no"},
+		{"2,1,?,", `3,1,"f",yes`},
+		{"2,1,x,yes", "3,1,m,no"},
+		{"2,1,m,maybe", "3,1,m,no"},
+		{"2,1,1,0", "3,1,m,no"},
+	} {
+		f.Add(s[0], s[1], true)
 	}
 	kinds := []error{ErrFieldCount, ErrNotNumber, ErrNonFinite, ErrBadID, ErrDuplicateID,
-		ErrUnmappedLabel, ErrSyntax, ErrHeader}
-	spec := Spec{IDColumn: "id", Sensitive: SensitiveSpec{Column: "s"}, Label: LabelSpec{Column: "y"}, Scale: true}
-	f.Fuzz(func(t *testing.T, a, b string) {
-		in := "id,x,s,y\n1,0,0,1\n" + a + "\n" + b + "\n"
+		ErrUnmappedSensitive, ErrUnmappedLabel, ErrSyntax, ErrHeader}
+	numeric := Spec{IDColumn: "id", Sensitive: SensitiveSpec{Column: "s"}, Label: LabelSpec{Column: "y"}, Scale: true}
+	named := numeric
+	named.Sensitive.Named = map[string]int8{"m": 0, "f": 1, "?": Unknown}
+	named.Label.Named = map[string]int8{"no": 0, "yes": 1, "": Unlabelled}
+	f.Fuzz(func(t *testing.T, a, b string, useNamed bool) {
+		spec, in := numeric, "id,x,s,y\n1,0,0,1\n"+a+"\n"+b+"\n"
+		if useNamed {
+			spec, in = named, "id,x,s,y\n1,0,m,yes\n"+a+"\n"+b+"\n"
+		}
 		var spill bytes.Buffer
 		tab, err := AnalyzeSpill(context.Background(), strings.NewReader(in), "f.csv", spec, &spill)
 		if err != nil {
