@@ -3,7 +3,11 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -271,5 +275,86 @@ func TestBackground_PebbleFatal(t *testing.T) {
 	}
 	if len(c.records()) != 1 || len(h.all()) != 1 {
 		t.Errorf("%d records, %d hook calls, want 1 and 1", len(c.records()), len(h.all()))
+	}
+}
+
+// Ensure that a real corruption found by Pebble on a read arrives as a
+// background error (through the DataCorruption event: Pebble's default
+// would call Fatalf and take the process down) while the read itself fails
+// with an error.
+func TestBackground_PebbleCorruptTable(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, &Options{Backend: Pebble, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	batch := s.NewBatch()
+	val := make([]byte, 200)
+	for i := range 4000 {
+		for j := range val {
+			val[j] = byte(rng.Uint32())
+		}
+		if err := batch.Set(fmt.Appendf(nil, "k%05d", i), val); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := batch.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.(*pebbleStore).db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tables, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+	var table string
+	var size int64
+	for _, p := range tables {
+		if st, err := os.Stat(p); err == nil && st.Size() > size {
+			table, size = p, st.Size()
+		}
+	}
+	if size < 100<<10 {
+		t.Fatalf("no flushed table to damage (largest %q, %d bytes)", table, size)
+	}
+	data, err := os.ReadFile(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := size / 4; i < size/2; i += 4096 { // data blocks, far from index and footer
+		data[i] ^= 0xff
+	}
+	if err := os.WriteFile(table, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	c := &capture{level: slog.LevelInfo}
+	h := &hookLog{}
+	s, err = Open(dir, &Options{Backend: Pebble, Logger: slog.New(c), OnBackgroundError: h.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	failed := 0
+	for i := 0; i < 4000 && failed < 3; i++ {
+		if _, err := s.Get(fmt.Appendf(nil, "k%05d", i)); err != nil && !errors.Is(err, ErrNotFound) {
+			failed++
+		}
+	}
+	if failed == 0 {
+		t.Fatal("no read met the damage")
+	}
+	if got := BackgroundStats(s).Errors; got == 0 {
+		t.Fatalf("%d reads failed, but no background error was counted", failed)
+	}
+	var be *BackgroundError
+	if hooks := h.all(); len(hooks) == 0 || !errors.As(hooks[0], &be) || !strings.Contains(be.Msg, "corruption") ||
+		!strings.Contains(be.Msg, filepath.Base(table)) || be.Err == nil {
+		t.Errorf("hook got %v, want a corruption report naming %s", h.all(), filepath.Base(table))
+	}
+	if recs := c.records(); len(recs) == 0 || recs[0].Level != slog.LevelError {
+		t.Errorf("no error record logged: %d records", len(recs))
 	}
 }
