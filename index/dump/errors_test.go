@@ -172,3 +172,34 @@ func TestAnalyzeFile_GzipErrorLine(t *testing.T) {
 		t.Error("echo cut a rune")
 	}
 }
+
+// Ensure that a truncated gzip edge file fails with its name, the line
+// reached and the gzip cause, after the edges before the damage.
+func TestOpenEdges_GzipErrorLine(t *testing.T) {
+	var b strings.Builder
+	for i := range 50000 {
+		fmt.Fprintf(&b, "%d\t%d\n", i, (i*7919)%50000)
+	}
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	zw.Write([]byte(b.String()))
+	zw.Close()
+	p := filepath.Join(t.TempDir(), "e.txt.gz")
+	if err := os.WriteFile(p, zb.Bytes()[:zb.Len()/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	er, err := OpenEdges(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer er.Close()
+	n := 0
+	for er.Next() {
+		n++
+	}
+	var e *Error
+	if !errors.As(er.Err(), &e) || !errors.Is(er.Err(), ErrRead) || e.File != "e.txt.gz" || e.Line != n+1 || n < 1000 ||
+		!strings.HasSuffix(er.Err().Error(), "read: gzip: unexpected EOF (the compressed file is truncated)") {
+		t.Errorf("after %d edges: %v", n, er.Err())
+	}
+}
