@@ -72,6 +72,11 @@
 //   - Edge endpoints are int64 ids, or row indices, in decimal or in float
 //     notation with an integral value (8.380e+02 is 838; float notation is only
 //     accepted up to 2^53, where it is exact).
+//   - Edge lines hold two endpoints separated by spaces or tabs or by one
+//     comma (blanks around it allowed). A '#' starts a comment that runs to
+//     the end of the line; blank and comment-only lines are skipped. This one
+//     rule (ParseEdgeLine) holds for every edge file: those of fasd load and
+//     those of fasd update.
 //
 // # Errors
 //
@@ -82,6 +87,14 @@
 //	nba.csv:17: column "AGE": not a number: "abc"
 //
 // Test the class with errors.Is and get the position with errors.As.
+//
+// An offending value is quoted whole up to 64 bytes, else as its first 64
+// bytes followed by its length ("…" (10485760 bytes)), so that a huge cell
+// cannot flood a log. A quoted field that is never closed is reported at its
+// opening quote, not at the end of the file. A read or decompression error
+// (ErrRead) names the line where reading stopped, every earlier line having
+// been read whole; gzip errors say "gzip" (a truncated file: "gzip: unexpected
+// EOF (the compressed file is truncated)").
 //
 // # Writing
 //

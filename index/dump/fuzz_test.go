@@ -13,11 +13,13 @@ import (
 
 // FuzzParseEdgeLine checks that the edge-line parser never panics, that a
 // parsed edge prints back to a line with the same endpoints, that a blank
-// result means the line has no visible characters, and that every failure is
-// an *Error of class ErrBadEdge.
+// result means the line has no visible characters before its comment, and
+// that every failure is an *Error of class ErrBadEdge with a bounded
+// message.
 func FuzzParseEdgeLine(f *testing.F) {
 	for _, s := range []string{"1\t2", "1 2\n", "8.380e+02\t7", "", "  \r\n", "1", "1 2 3",
-		"x y", "1.5 2", "-1 +2", "9223372036854775807 1", "1e300 1", "0x10 1", "1_0 2", "Inf 1"} {
+		"x y", "1.5 2", "-1 +2", "9223372036854775807 1", "1e300 1", "0x10 1", "1_0 2", "Inf 1",
+		"# u v", "1 2 # c", "1 # 2"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
@@ -27,10 +29,14 @@ func FuzzParseEdgeLine(f *testing.F) {
 			if !errors.As(err, &e) || !errors.Is(err, ErrBadEdge) {
 				t.Fatalf("error %v (%T) is not an ErrBadEdge *Error", err, err)
 			}
+			if len(err.Error()) > 4*maxEcho+100 {
+				t.Fatalf("%d-byte message for a %d-byte line", len(err.Error()), len(line))
+			}
 			return
 		}
+		data, _, _ := bytes.Cut(line, []byte{'#'})
 		if blank {
-			if len(bytes.TrimLeft(line, " \t\r\n")) != 0 {
+			if len(bytes.TrimLeft(data, " \t\r\n")) != 0 {
 				t.Fatalf("%q reported blank", line)
 			}
 			return
@@ -47,7 +53,9 @@ func FuzzParseEdgeLine(f *testing.F) {
 // pass 1, attributes are in {-1, 0, 1}, scaled features are finite and in
 // [-1, 1], pass 2 from the spill gives bit-for-bit the rows of pass 2 from
 // the CSV; and the rows written back with NodeWriter parse to the same
-// unscaled values.
+// unscaled values. named selects named sensitive and label mappings instead
+// of numeric ones; its rows start from a row valid under that spec, so that
+// the seeds reach the mapping lookups rather than stop at the first row.
 func FuzzNodeRow(f *testing.F) {
 	for _, s := range [][2]string{
 		{"2,0.5,1,0", "3,7,0,1"},
@@ -59,13 +67,28 @@ func FuzzNodeRow(f *testing.F) {
 		{`"2",1,1,-1`, "3,8.5e1,-1,1\n4,1,0,0"},
 		{"9223372036854775807,0,0,0", "-9223372036854775808,0,0,0"},
 	} {
-		f.Add(s[0], s[1])
+		f.Add(s[0], s[1], false)
+	}
+	for _, s := range [][2]string{
+		{"2,0.5,f,yes", "3,7, m ,no"},
+		{"2,1,?,", `3,1,"f",yes`},
+		{"2,1,x,yes", "3,1,m,no"},
+		{"2,1,m,maybe", "3,1,m,no"},
+		{"2,1,1,0", "3,1,m,no"},
+	} {
+		f.Add(s[0], s[1], true)
 	}
 	kinds := []error{ErrFieldCount, ErrNotNumber, ErrNonFinite, ErrBadID, ErrDuplicateID,
-		ErrUnmappedLabel, ErrSyntax, ErrHeader}
-	spec := Spec{IDColumn: "id", Sensitive: SensitiveSpec{Column: "s"}, Label: LabelSpec{Column: "y"}, Scale: true}
-	f.Fuzz(func(t *testing.T, a, b string) {
-		in := "id,x,s,y\n1,0,0,1\n" + a + "\n" + b + "\n"
+		ErrUnmappedSensitive, ErrUnmappedLabel, ErrSyntax, ErrHeader}
+	numeric := Spec{IDColumn: "id", Sensitive: SensitiveSpec{Column: "s"}, Label: LabelSpec{Column: "y"}, Scale: true}
+	named := numeric
+	named.Sensitive.Named = map[string]int8{"m": 0, "f": 1, "?": Unknown}
+	named.Label.Named = map[string]int8{"no": 0, "yes": 1, "": Unlabelled}
+	f.Fuzz(func(t *testing.T, a, b string, useNamed bool) {
+		spec, in := numeric, "id,x,s,y\n1,0,0,1\n"+a+"\n"+b+"\n"
+		if useNamed {
+			spec, in = named, "id,x,s,y\n1,0,m,yes\n"+a+"\n"+b+"\n"
+		}
 		var spill bytes.Buffer
 		tab, err := AnalyzeSpill(context.Background(), strings.NewReader(in), "f.csv", spec, &spill)
 		if err != nil {

@@ -150,13 +150,13 @@ func (l *layout) parse(rec [][]byte, rowIndex int, out *record) *Error {
 	if m := l.spec.Sensitive.Named; m != nil {
 		v, ok := lookupValue(m, l.sensNum, cell)
 		if !ok {
-			return l.colError(l.sens, ErrUnmappedSensitive, strconv.Quote(string(cell)))
+			return l.colError(l.sens, ErrUnmappedSensitive, echo(cell))
 		}
 		out.sens = v
 	} else {
 		v, k := parseNumber(cell)
 		if k != nil {
-			return l.colError(l.sens, k, strconv.Quote(string(cell)))
+			return l.colError(l.sens, k, echo(cell))
 		}
 		switch {
 		case v < 0:
@@ -172,13 +172,13 @@ func (l *layout) parse(rec [][]byte, rowIndex int, out *record) *Error {
 	if m := l.spec.Label.Named; m != nil {
 		v, ok := lookupValue(m, l.labelNum, cell)
 		if !ok {
-			return l.colError(l.label, ErrUnmappedLabel, strconv.Quote(string(cell)))
+			return l.colError(l.label, ErrUnmappedLabel, echo(cell))
 		}
 		out.label = v
 	} else {
 		v, k := parseNumber(cell)
 		if k != nil {
-			return l.colError(l.label, k, strconv.Quote(string(cell)))
+			return l.colError(l.label, k, echo(cell))
 		}
 		switch {
 		case l.hasUnlab && v == l.unlabel:
@@ -188,7 +188,7 @@ func (l *layout) parse(rec [][]byte, rowIndex int, out *record) *Error {
 		case v >= 1:
 			out.label = 1
 		default:
-			return l.colError(l.label, ErrUnmappedLabel, strconv.Quote(string(cell)))
+			return l.colError(l.label, ErrUnmappedLabel, echo(cell))
 		}
 	}
 	// Features.
@@ -204,10 +204,10 @@ func (l *layout) parse(rec [][]byte, rowIndex int, out *record) *Error {
 		}
 		v, k := parseNumber(rec[i])
 		if k != nil {
-			return l.colError(i, k, strconv.Quote(string(rec[i])))
+			return l.colError(i, k, echo(rec[i]))
 		}
 		if !l.spec.Scale && math.Abs(v) > math.MaxFloat32 {
-			return l.colError(i, ErrNonFinite, "out of float32 range: "+strconv.Quote(string(rec[i])))
+			return l.colError(i, ErrNonFinite, "out of float32 range: "+echo(rec[i]))
 		}
 		vals[j] = v
 	}
@@ -292,6 +292,10 @@ func readErr(name string, err error) *Error {
 	if errors.As(err, &pe) {
 		return &Error{File: name, Line: pe.Line, Index: -1, Kind: ErrSyntax,
 			Detail: "byte " + strconv.Itoa(pe.Column), Err: pe.Err}
+	}
+	var re *readError
+	if errors.As(err, &re) {
+		return &Error{File: name, Line: re.line, Index: -1, Kind: ErrRead, Err: re.err}
 	}
 	return &Error{File: name, Index: -1, Kind: ErrRead, Err: err}
 }
