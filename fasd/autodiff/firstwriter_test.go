@@ -12,8 +12,15 @@ import (
 // Gradient buffers are not zeroed when recorded: the first backward writer
 // overwrites them. These cases check that stale arena memory never leaks into
 // a gradient: inputs used twice by one op, a value no gradient reaches, a view
-// (Reshape), and a tape whose arena holds the previous step's gradients.
+// (Reshape), and a tape whose arena holds the previous step's gradients;
+// with pooled intermediate gradients (the default) and with KeepGrads.
 func TestBackward_FirstWriterOverwrites(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		firstWriterOverwrites(t, keep)
+	}
+}
+
+func firstWriterOverwrites(t *testing.T, keep bool) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	randT := func(dims ...int) tensor.Dense[float64] {
 		d := tensor.New[float64](dims...)
@@ -26,6 +33,7 @@ func TestBackward_FirstWriterOverwrites(t *testing.T) {
 	type result struct{ gx, ga, gunused []float64 }
 	run := func(tp *autodiff.Tape[float64], x, a tensor.Dense[float64]) result {
 		tp.Reset()
+		tp.KeepGrads(keep)
 		xv := tp.Input(x, true)
 		av := tp.Input(a, true)
 		h := tp.Scale(xv, 1.5) // intermediate: pending gradient buffer
@@ -33,9 +41,19 @@ func TestBackward_FirstWriterOverwrites(t *testing.T) {
 		aa := tp.Scale(av, 1)
 		cat := tp.ConcatLast(h, h) // h twice in one op
 		mm := tp.MatMul(aa, aa)    // aa as both operands
-		r := tp.Reshape(tp.Scale(mm, 1), tensor.S(1, n*n))
+		sm := tp.Scale(mm, 1)
+		r := tp.Reshape(sm, tensor.S(1, n*n))
 		loss := tp.Add(tp.Sum(cat), tp.Sum(tp.Scale(r, 0.5)))
 		tp.Backward(loss)
+		if !keep && (unused.Grad != nil || h.Grad != nil || mm.Grad != nil) {
+			t.Fatalf("pooled intermediate gradients still bound after Backward")
+		}
+		if keep && (unused.Grad == nil || h.Grad == nil) {
+			t.Fatalf("KeepGrads: no gradient buffer for an intermediate value")
+		}
+		if sm.Grad == nil || r.Grad == nil {
+			t.Fatalf("a reshaped value and its view must keep their gradient")
+		}
 		return result{append([]float64(nil), xv.Grad...), append([]float64(nil), av.Grad...), append([]float64(nil), unused.Grad...)}
 	}
 	// Reference: d/dx Σ[1.5x, 1.5x] = 3; d/dA ½Σ(A·A) = ½(1·1ᵀ·Aᵀ + Aᵀ·1·1ᵀ).
@@ -59,17 +77,17 @@ func TestBackward_FirstWriterOverwrites(t *testing.T) {
 		fresh := run(autodiff.NewTape[float64](), x, a)
 		for i, v := range got.gx {
 			if v != 3 || fresh.gx[i] != 3 {
-				t.Fatalf("step %d: dx[%d] = %v (fresh tape %v), want 3", step, i, v, fresh.gx[i])
+				t.Fatalf("keep %v, step %d: dx[%d] = %v (fresh tape %v), want 3", keep, step, i, v, fresh.gx[i])
 			}
 		}
 		for i, w := range want(a) {
 			if math.Abs(got.ga[i]-w) > 1e-12 || got.ga[i] != fresh.ga[i] {
-				t.Fatalf("step %d: dA[%d] = %v (fresh tape %v), want %v", step, i, got.ga[i], fresh.ga[i], w)
+				t.Fatalf("keep %v, step %d: dA[%d] = %v (fresh tape %v), want %v", keep, step, i, got.ga[i], fresh.ga[i], w)
 			}
 		}
 		for i, v := range got.gunused {
 			if v != 0 {
-				t.Fatalf("step %d: gradient of an unused value [%d] = %v, want 0", step, i, v)
+				t.Fatalf("keep %v, step %d: gradient of an unused value [%d] = %v, want 0", keep, step, i, v)
 			}
 		}
 	}

@@ -187,12 +187,14 @@ func (t *Tape[T]) Reshape(x *Var[T], s tensor.Shape) *Var[T] {
 	if !(s.Len() == x.Value.Shape.Len()) {
 		panicShape("Reshape: %v to %v", x.Value.Shape, s)
 	}
-	// The view shares x's gradient buffer, so that buffer must be defined
-	// (zero) now: the first writer of one of them cannot know of the other.
+	// The view shares x's gradient buffer, so x gets one of its own (not
+	// from the gradient pool) and it must be defined (zero) now: the first
+	// writer of one of them cannot know of the other.
+	t.pin(x)
 	t.ready(x)
 	v := t.pooledVar()
 	v.Value = tensor.Dense[T]{Data: x.Value.Data, Shape: s}
-	v.Grad, v.req, v.pend = x.Grad, x.req, false
+	v.Grad, v.req, v.pend, v.pooled = x.Grad, x.req, false, false
 	return v
 }
 
