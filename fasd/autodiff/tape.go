@@ -117,20 +117,27 @@ func (t *Tape[T]) Reset() {
 	}
 }
 
-// Release is Reset that also hands the arena and the gradient pool back to
-// the garbage collector, keeping only the parameter leaves and the GEMM
-// workspace. The tape stays usable: the next recording grows the arena
-// again. Call it when a tape that recorded large batches stays around for
-// work that needs much less (or none), e.g. between training stages.
+// Release is Reset that also hands the arena, the gradient pool and the
+// parameter leaves back to the garbage collector, keeping only the GEMM
+// workspace and the modes. The tape stays usable: the next recording grows
+// the arena again and makes new leaves. Call it when a tape that recorded
+// large batches stays around for work that needs much less (or none), or for
+// other models, e.g. between training stages.
 func (t *Tape[T]) Release() {
 	t.Reset()
 	t.nodes, t.vars, t.bufs, t.gpool, t.gfree = nil, nil, nil, nil, nil
+	t.leaves = nil
+	clear(t.leafIdx)
 }
 
-// ArenaBytes returns the bytes the tape holds for values and gradients
-// (arena and gradient pool capacity, parameter leaves excluded).
+// ArenaBytes returns the bytes the tape holds for values and gradients:
+// arena and gradient pool capacity and the gradients of the parameter
+// leaves.
 func (t *Tape[T]) ArenaBytes() int64 {
 	var n int64
+	for _, l := range t.leaves {
+		n += int64(cap(l.v.Grad))
+	}
 	for _, b := range t.bufs {
 		n += int64(cap(b))
 	}

@@ -146,6 +146,7 @@ type ScoreStats struct {
 // every subgraph of v; grads == nil means λ = 0 (w/o Fairness).
 func trainScore(ctx context.Context, cfg *Config, v *view, grads *gradCache, d int, w *nn.Workers[float32],
 	initSeed, drawSeed uint64, rep *reporter) (*nn.ScoreX[float32], *nn.ScoreA[float32], *ScoreStats, error) {
+	defer releaseTapes(w)
 	irng := fasd.NewRand(initSeed)
 	sx, err := nn.NewScoreX[float32](scoreXArch(cfg, d), irng)
 	if err != nil {
