@@ -218,6 +218,21 @@ func (t *Tape[T]) newVar(s tensor.Shape, req bool) *Var[T] {
 	return v
 }
 
+// newVarOver is newVar whose value is x's value buffer (same shape), for an
+// op that overwrites x in place.
+func (t *Tape[T]) newVarOver(x *Var[T]) *Var[T] {
+	v := t.pooledVar()
+	v.Value = x.Value
+	v.req = x.req && !t.noGrad
+	v.Grad = nil
+	v.pend = v.req
+	v.pooled = v.req && !t.keepGrads
+	if v.req && t.keepGrads {
+		v.Grad = t.buf(len(x.Value.Data))
+	}
+	return v
+}
+
 // bindGrad gives a pooled var that needs a gradient its pending buffer from
 // the gradient pool, if it has none yet: the free slot of the smallest
 // sufficient capacity, else the largest free slot grown, else a new slot.
