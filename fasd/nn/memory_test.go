@@ -150,3 +150,23 @@ func scoreStepGradPool(b *testing.B, name string, bs, n, d int, keep bool) {
 		b.ReportMetric(float64(s.w.ArenaBytes())/(1<<20), "tape-MiB")
 	})
 }
+
+// ensure that the tapes stay bounded when batches change shape (a shorter
+// last batch, another padded N): after both shapes were seen, alternating
+// them allocates nothing and the tapes do not grow.
+func TestWorkers_AlternatingShapesBounded(t *testing.T) {
+	big := newScoreTrainer[float32](t, 6, 9, 11, 2, 1)
+	small := newScoreTrainer[float32](t, 4, 6, 11, 2, 2)
+	small.sx, small.sa, small.w, small.ox, small.oa = big.sx, big.sa, big.w, big.ox, big.oa
+	for i := 0; i < 3; i++ {
+		big.step()
+		small.step()
+	}
+	held := big.w.ArenaBytes()
+	if allocs := testing.AllocsPerRun(5, func() { big.step(); small.step() }); allocs != 0 {
+		t.Fatalf("alternating shapes allocated %v times per pair of steps", allocs)
+	}
+	if n := big.w.ArenaBytes(); n != held {
+		t.Fatalf("tapes grew from %d to %d bytes", held, n)
+	}
+}
