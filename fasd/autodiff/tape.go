@@ -165,7 +165,8 @@ func (t *Tape[T]) FreezeParams(frozen bool) { t.frozen = frozen }
 // gradients of intermediate values, at the cost of one gradient buffer per
 // recorded value. The default (false) recycles those buffers through the
 // tape's gradient pool during Backward (see Backward); both give bit for bit
-// the same leaf gradients. Call it right after Reset.
+// the same leaf gradients. Call it before recording; the setting persists
+// across Reset and Release.
 func (t *Tape[T]) KeepGrads(keep bool) { t.keepGrads = keep }
 
 // NoGrad reports whether gradient recording is off.
@@ -387,7 +388,7 @@ func (t *Tape[T]) AccumulateGrads() {
 // reverse order) writes it and given back as soon as the op that recorded
 // the value has run its backward step, so a backward pass holds only the
 // gradients in flight instead of one buffer per recorded value. Their Grad
-// is nil after Backward.
+// is nil after Backward, unless the tape keeps them (KeepGrads).
 func (t *Tape[T]) Backward(loss *Var[T]) {
 	if len(loss.Value.Data) != 1 {
 		panic(fmt.Sprintf("autodiff: Backward on non-scalar %v", loss.Value.Shape))
