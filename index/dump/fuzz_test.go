@@ -192,3 +192,99 @@ func FuzzParseNumber(f *testing.F) {
 		}
 	})
 }
+
+// FuzzValueMap checks the value maps of --sens-values and --label-values
+// against a simple oracle: a cell maps to the value of the key equal to it
+// after trimming, else to the value of a key with the same numeric value;
+// ParseNamedMap either fails with ErrSpec or gives keys that are trimmed.
+func FuzzValueMap(f *testing.F) {
+	for _, s := range [][2]string{
+		{"1=1,-1=0", "-1"}, {"1=1,-1=0", "-1.0"}, {"1=1,-1=0", " 1e0 "}, {"1=1,-1=0", "2"},
+		{"Female=1,Male=0", "Male"}, {"Female=1,Male=0", "male"}, {"a=0,b=1,?=-1", "?"},
+		{"0=0,-0=1", "0"}, {"1=1,1.0=1", "1.00"}, {"x", "x"}, {"1=2", "1"}, {"NaN=1", "NaN"}, {"Inf=1", "+Inf"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, mapping, cell string) {
+		m, err := ParseNamedMap(mapping)
+		if err != nil {
+			if !errors.Is(err, ErrSpec) {
+				t.Fatalf("ParseNamedMap(%q): %v is not ErrSpec", mapping, err)
+			}
+			return
+		}
+		for k := range m {
+			if k != trimSpace(k) {
+				t.Fatalf("key %q not trimmed", k)
+			}
+		}
+		num, err := numericKeys(m)
+		if err != nil {
+			if !strings.Contains(err.Error(), "same number") {
+				t.Fatalf("numericKeys: %v", err)
+			}
+			return
+		}
+		got, ok := lookupValue(m, num, []byte(cell))
+		want, wantOK := m[trimSpace(cell)]
+		if !wantOK {
+			if x, err := parseNumber(trimSpace(cell)); err == nil {
+				for k, v := range m {
+					if y, err := parseNumber(k); err == nil && y == x {
+						want, wantOK = v, true
+					}
+				}
+			}
+		}
+		if ok != wantOK || got != want {
+			t.Fatalf("map %v, cell %q: got %d %v, want %d %v", m, cell, got, ok, want, wantOK)
+		}
+	})
+}
+
+// FuzzSensitiveFeature checks a node file with a named sensitive mapping
+// kept as a feature and a label value map: no panics, every failure an
+// *Error of a known class, and on success the kept feature equals the
+// mapped sensitive value of its row (unscaled).
+func FuzzSensitiveFeature(f *testing.F) {
+	for _, s := range [][2]string{
+		{"1,Female,3", "-1,Male,4"}, {"1,?,3", "-1.0,Male,4"}, {"2,Male,1", "1,Female,1"},
+		{"1,Other,3", "1,Male,4"}, {"1,Male", "1,Male,4"}, {`1,"Female",3`, "1,Male,x"}, {"1e0, Male ,0", "-1,Female,0"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	kinds := []error{ErrFieldCount, ErrNotNumber, ErrNonFinite, ErrUnmappedSensitive, ErrUnmappedLabel, ErrSyntax}
+	spec := Spec{
+		Sensitive:        SensitiveSpec{Column: "g", Named: map[string]int8{"Female": 1, "Male": 0, "?": -1}},
+		Label:            LabelSpec{Column: "y", Named: map[string]int8{"1": 1, "-1": 0}},
+		SensitiveFeature: true,
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		in := "y,g,x\r\n" + a + "\r\n" + b
+		var spill bytes.Buffer
+		tab, err := AnalyzeSpill(context.Background(), strings.NewReader(in), "f.csv", spec, &spill)
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("error %v (%T) is not *Error", err, err)
+			}
+			for _, k := range kinds {
+				if errors.Is(err, k) {
+					return
+				}
+			}
+			t.Fatalf("error %v has no known class", err)
+		}
+		for _, rr := range []*RowReader{tab.NewRowReader(strings.NewReader(in)), tab.NewSpillReader(&spill)} {
+			for rr.Next() {
+				r := rr.Row()
+				if r.Features[0] != float32(r.Sensitive) || r.Label < 0 {
+					t.Fatalf("row %d: feature %v, sensitive %d, label %d", r.Index, r.Features[0], r.Sensitive, r.Label)
+				}
+			}
+			if rr.Err() != nil {
+				t.Fatal(rr.Err())
+			}
+		}
+	})
+}
