@@ -19,22 +19,31 @@ func newDemoCommand() *cobra.Command {
 	var fast bool
 	var nodes int
 	var sets []string
+	var seeds int
 	cmd := &cobra.Command{
-		Use:   "demo [--dir DIR] [--nodes N] [--set key=val ...]",
+		Use:   "demo [--dir DIR] [--nodes N] [--seeds S] [--set key=val ...]",
 		Short: "Run the whole chain on a generated biased graph",
-		Long: `Demo runs the main job end to end in DIR (deleted first): generate a biased
-graph (synth preset small), load it into an embedded Pebble store, train FASD
-(shortened synth settings with --fast, the default), materialize the views,
-query some nodes, apply an update (new edges and a new labelled node),
-refresh, and print the fairness audit (w/o Diffusion before, FASD after) of
-the views before and after the update. --nodes changes the size of the
-generated graph and --set adds training overrides (as in fasd train).
+		Long: `Demo runs the main job end to end in DIR (deleted first): generate a graph
+whose bias is removable (gen --preset removable: labels almost independent of
+the sensitive group, which leaks into features and group-homophilous edges),
+load it into an embedded Pebble store, compare FASD with the w/o-Diffusion
+baseline over a few seeds (paired differences with confidence intervals,
+fresh-probe AUC and a verdict in words), train and store one model,
+materialize the views, query some nodes, apply an update (new edges and a new
+labelled node), refresh, and print the fairness audit (w/o Diffusion before,
+FASD after) of the views before and after the update. With --fast (the
+default) every stage is shortened; --nodes changes the size of the generated
+graph, --seeds the number of compared runs and --set adds training overrides
+(as in fasd train).
 
 ` + exitHelp,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dir == "" {
 				return usagef("demo: --dir must not be empty")
+			}
+			if seeds < 2 {
+				return usagef("demo: --seeds %d: at least 2 (paired confidence intervals need two)", seeds)
 			}
 			if nodes != 0 && nodes < demoMinNodes {
 				return usagef("demo: --nodes %d: at least %d (0: the preset's size)", nodes, demoMinNodes)
@@ -54,18 +63,20 @@ generated graph and --set adds training overrides (as in fasd train).
 				root.SetArgs(args)
 				return root.ExecuteContext(cmd.Context())
 			}
-			train := []string{"train", "--db", db, "--preset", "synth", "--diagnostics=false"}
+			var overrides []string
 			if fast {
-				// About 2 minutes on 2 cores: smaller subgraphs (k = 5),
-				// two reverse steps, short schedules.
-				train = append(train, "--set", "sample.fanout=5", "--set", "debias.steps=2",
-					"--set", "sens.epochs=10", "--set", "score.epochs=3",
-					"--set", "classifier.epochs=20", "--set", "baseline.epochs=20")
+				// A few minutes on 2 cores: smaller subgraphs (k = 5) and
+				// short schedules; the default debiasing.
+				overrides = append(overrides, "--set", "sample.fanout=5",
+					"--set", "sens.epochs=40", "--set", "score.budget=2000",
+					"--set", "classifier.epochs=60", "--set", "baseline.epochs=60")
 			}
 			for _, kv := range sets {
-				train = append(train, "--set", kv)
+				overrides = append(overrides, "--set", kv)
 			}
-			gen := []string{"generate a biased graph", "gen", "--out", dump}
+			train := append([]string{"train", "--db", db, "--diagnostics=false"}, overrides...)
+			eval := append([]string{"eval", "--db", db, "--seeds", strconv.Itoa(seeds), "--variants", "fasd,no_diffusion"}, overrides...)
+			gen := []string{"generate a graph with removable bias", "gen", "--out", dump, "--preset", "removable"}
 			if nodes > 0 {
 				gen = append(gen, "--nodes", strconv.Itoa(nodes))
 			}
@@ -77,7 +88,8 @@ generated graph and --set adds training overrides (as in fasd train).
 				gen,
 				{"load it into an embedded Pebble store", "load", "--db", db, "--preset", "synth", "--dir", dump},
 				{"graph statistics", "stats", "--db", db},
-				append([]string{"train FASD and the w/o-Diffusion baseline"}, train...),
+				append([]string{"compare FASD with the w/o-Diffusion baseline (paired over seeds)"}, eval...),
+				append([]string{"train and store FASD and the w/o-Diffusion baseline"}, train...),
 				{"materialize the fair-prediction views", "materialize", "--db", db},
 				{"fairness audit of the views (before = w/o Diffusion, after = FASD debiasing)", "audit", "--db", db},
 				append([]string{"query some nodes", "predict", "--db", db}, ids...),
@@ -111,7 +123,8 @@ generated graph and --set adds training overrides (as in fasd train).
 	}
 	cmd.Flags().StringVar(&dir, "dir", "demo-db", "working directory (deleted first)")
 	cmd.Flags().BoolVar(&fast, "fast", true, "train with shortened schedules")
-	cmd.Flags().IntVar(&nodes, "nodes", 0, fmt.Sprintf("nodes of the generated graph (0: the small preset's; at least %d)", demoMinNodes))
+	cmd.Flags().IntVar(&seeds, "seeds", 5, "seeds of the FASD vs w/o-Diffusion comparison (at least 2)")
+	cmd.Flags().IntVar(&nodes, "nodes", 0, fmt.Sprintf("nodes of the generated graph (0: the removable preset's; at least %d)", demoMinNodes))
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "extra training override key=value (repeatable), applied last")
 	return cmd
 }
@@ -139,7 +152,7 @@ func demoUpdateFiles(dir string) (edges, nodes string, err error) {
 	if err := f.Close(); err != nil {
 		return "", "", fmt.Errorf("demo: %w", err)
 	}
-	cfg := synth.Small()
+	cfg := synth.Removable()
 	feat := make([]float32, cfg.Features)
 	for i := range feat {
 		feat[i] = float32(rng.Float64()*2 - 1)

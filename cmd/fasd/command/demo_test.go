@@ -19,22 +19,26 @@ func TestDemoCommand(t *testing.T) {
 		t.Skip("trains a model (a few seconds)")
 	}
 	dir := filepath.Join(t.TempDir(), "demo")
-	args := []string{"demo", "--dir", dir, "--nodes", "300"}
+	args := []string{"demo", "--dir", dir, "--nodes", "300", "--seeds", "2"}
 	for i := 0; i < len(tinyTrain); i++ {
 		if tinyTrain[i] == "--set" {
 			args = append(args, "--set", tinyTrain[i+1])
 		}
 	}
+	// The demo trains with the default (budgeted) preset: a tiny budget.
+	args = append(args, "--set", "score.budget=128", "--set", "score.evals=2")
 	out, err, code := run(t, args...)
 	if err != nil || code != ExitOK {
 		t.Fatalf("demo: %v (exit %d)\n%s", err, code, out)
 	}
 	rest := out
 	for _, want := range []string{
-		"== generate a biased graph  (fasd gen)", "nodes     300 ",
+		"== generate a graph with removable bias  (fasd gen)", "nodes     300 ",
 		"== load it into an embedded Pebble store  (fasd load)",
 		"== graph statistics  (fasd stats)", "nodes      300\n",
-		"== train FASD and the w/o-Diffusion baseline  (fasd train)", "run 1 (seed",
+		"== compare FASD with the w/o-Diffusion baseline (paired over seeds)  (fasd eval)",
+		"paired differences vs no_diffusion", "verdict, fasd vs no_diffusion over 2 seeds", "→ ",
+		"== train and store FASD and the w/o-Diffusion baseline  (fasd train)", "run 1 (seed",
 		"== materialize the fair-prediction views  (fasd materialize)", "materialized ",
 		"== fairness audit of the views", "w/o Diffusion (before)", "FASD (after)",
 		"== query some nodes  (fasd predict)", "node " + extID(0) + ": class ",
@@ -64,13 +68,14 @@ func TestDemoCommand(t *testing.T) {
 		{"empty dir", []string{"demo", "--dir", ""}, ExitUsage, "--dir must not be empty"},
 		{"small graph", []string{"demo", "--dir", dir, "--nodes", "50"}, ExitUsage, "at least 200"},
 		{"positional", []string{"demo", "now"}, ExitUsage, "unexpected argument"},
+		{"one seed", []string{"demo", "--dir", dir, "--seeds", "1"}, ExitUsage, "at least 2"},
 		{"bad override", []string{"demo", "--dir", filepath.Join(t.TempDir(), "d2"), "--nodes", "200", "--set", "score.nope=1"}, ExitUsage, "score.nope"},
 	})
 }
 
 // Ensure that the demo's update files decode as the update command reads
 // them: a pair of distinct synth ids per edge line, and one valid labelled
-// test node with the small preset's feature count.
+// test node with the removable preset's feature count.
 func TestDemoUpdateFiles(t *testing.T) {
 	dir := t.TempDir()
 	edges, nodes, err := demoUpdateFiles(dir)
@@ -95,7 +100,7 @@ func TestDemoUpdateFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	req, err := query.DecodeNodesRequest(f, 10, synth.Small().Features)
+	req, err := query.DecodeNodesRequest(f, 10, synth.Removable().Features)
 	if err != nil || len(req.Nodes) != 1 || req.Nodes[0].ID != 999000001 || req.Nodes[0].Split != "test" || req.Nodes[0].Label == nil {
 		t.Fatalf("nodes file: %v %+v", err, req)
 	}

@@ -492,6 +492,8 @@ func printEvalTable(w io.Writer, r *EvalReport, perSeed bool) {
 		}
 	}
 
+	printVerdict(w, r)
+
 	// block prints one value per variant and seed; signed blocks hold
 	// differences (NaN undefined), the others EvalStat values (-1
 	// undefined).
@@ -552,4 +554,50 @@ func printEvalTable(w io.Writer, r *EvalReport, perSeed bool) {
 		}
 	}
 	fmt.Fprintf(w, "\ntotal %.1fs\n", r.Seconds)
+}
+
+// printVerdict says in words how fasd compares with the first reference:
+// for each measure, lower or higher when the confidence interval excludes
+// 0, "no significant difference" otherwise.
+func printVerdict(w io.Writer, r *EvalReport) {
+	if len(r.References) == 0 {
+		return
+	}
+	ref := r.References[0]
+	for _, v := range r.Variants {
+		if v.Name != string(pipeline.VariantFASD) {
+			continue
+		}
+		for _, p := range v.Paired {
+			if p.Reference != ref {
+				continue
+			}
+			word := func(d EvalDiff, unit string) string {
+				switch {
+				case math.IsNaN(float64(d.Lo)):
+					return "not enough seeds"
+				case d.Hi < 0:
+					return fmt.Sprintf("lower by %.3g%s (significant)", -float64(d.Mean), unit)
+				case d.Lo > 0:
+					return fmt.Sprintf("higher by %.3g%s (significant)", float64(d.Mean), unit)
+				}
+				return fmt.Sprintf("no significant difference (%+.3g%s)", float64(d.Mean), unit)
+			}
+			fmt.Fprintf(w, "\nverdict, fasd vs %s over %d seeds (lower ΔDP/ΔEO is fairer):\n", ref, len(r.Seeds))
+			fmt.Fprintf(w, "  ΔDP %s\n  ΔEO %s\n  Acc %s\n", word(p.DP, " points"), word(p.EO, " points"), word(p.Acc, " points"))
+			if p.ProbeAUC != nil {
+				fmt.Fprintf(w, "  probe AUC %s\n", word(*p.ProbeAUC, ""))
+			}
+			fairer := p.DP.Hi < 0 || p.EO.Hi < 0
+			worse := p.DP.Lo > 0 || p.EO.Lo > 0
+			switch {
+			case fairer && !worse:
+				fmt.Fprintf(w, "  → fasd is fairer than %s on this graph\n", ref)
+			case worse && !fairer:
+				fmt.Fprintf(w, "  → fasd is LESS fair than %s on this graph\n", ref)
+			default:
+				fmt.Fprintf(w, "  → no clear fairness gain over %s on this graph\n", ref)
+			}
+		}
+	}
 }
