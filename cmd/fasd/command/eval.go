@@ -305,6 +305,9 @@ func newEvalCommand() *cobra.Command {
 						return fmt.Errorf("eval seed %d: %w", c.Seed, err)
 					}
 					printEstimate(errOut, est, o.Seeds)
+					if err := checkMaxTime(est, o.Seeds, o.Cfg.MaxTime); err != nil {
+						return fmt.Errorf("eval: %w", err)
+					}
 				}
 				res, err := pipeline.Run(cmd.Context(), c, in, popt)
 				if err != nil {

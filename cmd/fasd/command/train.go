@@ -27,6 +27,20 @@ type ConfigOptions struct {
 	Sets    []string
 	Seed    uint64
 	seedSet bool
+	// MaxTime refuses a run whose printed estimate exceeds it (0: no
+	// limit).
+	MaxTime time.Duration
+}
+
+// checkMaxTime returns an error when times runs of the estimate would take
+// longer than max (0: no limit).
+func checkMaxTime(est *pipeline.Estimate, times int, max time.Duration) error {
+	total := est.Total * time.Duration(times)
+	if max <= 0 || total <= max {
+		return nil
+	}
+	return fmt.Errorf("the estimate, %s, exceeds --max-time %s: nothing was trained; shorten the run (e.g. --set score.budget=N, fewer --seeds or variants) or raise --max-time",
+		total.Round(time.Second), max)
 }
 
 // AddFlags registers the config flags.
@@ -34,6 +48,7 @@ func (o *ConfigOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Preset, "preset", pipeline.DefaultPreset, "hyper-parameter preset: "+strings.Join(pipeline.Presets(), ", ")+
 		" ("+pipeline.DefaultPreset+": budgeted training sized from the graph, for any graph; the others reproduce the paper)")
 	fs.StringVar(&o.Config, "config", "", "TOML file overriding preset values")
+	fs.DurationVar(&o.MaxTime, "max-time", 0, "refuse to start when the time estimate exceeds this (e.g. 30m; 0: no limit)")
 	fs.StringArrayVar(&o.Sets, "set", nil, "override one value, key=value (repeatable), e.g. score.epochs=100")
 }
 
@@ -206,6 +221,10 @@ of every stage.
 				},
 				Estimated: func(est *pipeline.Estimate) {
 					printEstimate(errOut, est, 1)
+					if err := checkMaxTime(est, 1, o.Cfg.MaxTime); err != nil {
+						cancel(err)
+						return
+					}
 					if o.EstimateOnly {
 						cancel(errEstimateOnly)
 					}
@@ -213,6 +232,9 @@ of every stage.
 			})
 			if o.EstimateOnly && errors.Is(context.Cause(ctx), errEstimateOnly) {
 				return nil
+			}
+			if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) && !errors.Is(cause, errEstimateOnly) {
+				return fmt.Errorf("train: %w", cause)
 			}
 			if err != nil {
 				return fmt.Errorf("train: %w", err)

@@ -72,6 +72,11 @@ func TestTrainCommand(t *testing.T) {
 	if _, _, code := run(t, "train", "--db", filepath.Join(t.TempDir(), "none"), "--preset", "synth"); code != ExitStoreState {
 		t.Errorf("missing store: exit %d", code)
 	}
+	// An estimate over --max-time refuses the run before training.
+	if out, err, code := run(t, append([]string{"train", "--db", db, "--max-time", "1ms"}, tinyTrain...)...); code != ExitFailure || err == nil ||
+		!strings.Contains(err.Error(), "exceeds --max-time") || strings.Contains(out, "variant") {
+		t.Errorf("--max-time 1ms: exit %d, %v\n%s", code, err, out)
+	}
 }
 
 // Ensure that fasd eval --ablations --json reports every variant with mean,
