@@ -12,10 +12,11 @@ help: ## list the targets
 build: ## build the fasd command into bin/
 	$(GO) build -o $(BIN) ./cmd/fasd
 
-test: fmt-check vet ## gofmt and vet checks, every test, the pure-Go (noasm) numeric core, the engine's concurrency tests under -race
+test: fmt-check vet ## gofmt and vet checks, every test, the pure-Go (noasm) numeric core, the engine's and the HTTP API's concurrency tests under -race
 	$(GO) test -count=1 $(PKGS)
 	$(GO) test -tags noasm -count=1 ./fasd/tensor/... ./fasd/autodiff/... ./fasd/nn/...
-	$(GO) test -race -short -count=1 -run 'Incremental|Property|FastPath|Serve' ./query/
+	$(GO) test -race -short -count=1 -run 'Incremental|Property' ./query/
+	$(GO) test -race -short -count=1 ./httpapi/
 
 short: ## the quick tests only
 	$(GO) test -short -count=1 $(PKGS)

@@ -1,10 +1,13 @@
 package index
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 
 	"github.com/fasd-db/fasd/storage"
@@ -44,6 +47,22 @@ func (s Split) String() string {
 	return fmt.Sprintf("Split(%d)", uint8(s))
 }
 
+// ParseSplit parses the names String gives ("none", "train", "val",
+// "test"); the empty string is SplitNone too.
+func ParseSplit(name string) (Split, error) {
+	switch name {
+	case "", "none":
+		return SplitNone, nil
+	case "train":
+		return SplitTrain, nil
+	case "val":
+		return SplitVal, nil
+	case "test":
+		return SplitTest, nil
+	}
+	return 0, fmt.Errorf("%w: split %q is not one of train, val, test, none", ErrInvalid, name)
+}
+
 // Unknown is the sensitive value of a node whose group is not known, and
 // Unlabelled the label of a node without one.
 const (
@@ -72,6 +91,15 @@ type Schema struct {
 
 // Dim returns the feature dimension.
 func (s *Schema) Dim() int { return len(s.Features) }
+
+// FeatureHash identifies the feature names, in order: the hex SHA-256 of
+// the names joined by NUL bytes. Trained models record it (the training
+// pipeline computes the same value) so that models are never used on a
+// graph with other features.
+func (s *Schema) FeatureHash() string {
+	h := sha256.Sum256([]byte(strings.Join(s.Features, "\x00")))
+	return hex.EncodeToString(h[:])
+}
 
 func (s *Schema) validate() error {
 	seen := make(map[string]bool, len(s.Features))

@@ -9,6 +9,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/fasd-db/fasd/fasd"
 	"github.com/fasd-db/fasd/index"
+	"github.com/fasd-db/fasd/query/model"
 	"github.com/fasd-db/fasd/storage"
 )
 
@@ -66,8 +67,8 @@ type worker struct {
 	sample fasd.Sample
 	sg     fasd.Subgraph
 	src    viewNodes
-	scorer Scorer
-	out    Contribution
+	scorer model.Scorer
+	out    model.Contribution
 }
 
 func (e *Engine) newWorker(view *index.View) (*worker, error) {

@@ -3,8 +3,14 @@
 // updates without retraining.
 //
 // Conventions: nodes are the internal uint32 ids of package index (the
-// *External calls and the HTTP API take external ids); probabilities are
-// [P(y=0), P(y=1)]; every view write is one atomic storage batch.
+// *External calls take external ids); probabilities are [P(y=0), P(y=1)];
+// every view write is one atomic storage batch.
+//
+// The engine gets its models through the small interface of package
+// query/model (Options.Model, or Options.LoadModel reading them from the
+// store: runs.LoadLatest serves what fasd train persisted). Package
+// httpapi puts the engine behind a JSON HTTP API; this package imports no
+// networking.
 //
 // # Concepts
 //
@@ -73,16 +79,14 @@
 // the roots within d hops of the node, which on dense graphs means
 // sampling many subgraphs.
 //
-// # HTTP
+// # Writes
 //
-// NewHandler is the JSON API as an http.Handler, for embedding in a
-// caller's server. Serve runs it on its own listener with a
-// connection-level hot path in front (fastconn.go): plain keep-alive
-// HTTP/1.1 GETs of /v1/nodes/{id}/prediction that answer 200 are read and
-// answered directly, one read and one write system call each; the first
-// request that is anything else moves its connection, unanswered bytes
-// included, to an http.Server with the same handler for good. The answers
-// are byte for byte the handler's.
+// Update applies a function to an index.Tx; ApplyExternal applies a typed
+// ExternalUpdate (new nodes with their edges, added and removed edges, by
+// external id) after validating it (ExternalUpdate.Validate: field-named
+// errors wrapping ErrInvalid), resolving ids inside the update under the
+// writer lock. DecodeNodes reads the JSON form of new nodes that both
+// fasd update --nodes and POST /v1/nodes take.
 //
 // # Concurrency
 //
@@ -118,20 +122,7 @@
 // Bitmaps are stored in a canonical form (rebuilt and run-optimised), so
 // equal sets are equal bytes.
 //
-// Trained runs (fasd train, SaveRun) start with 'T'; run ids are
-// big-endian u64:
-//
-//	key                          value
-//	───────────────────────────  ─────────────────────────────────────────
-//	"T" "s"                      highest run id used, u64 big-endian
-//	"T" "r" id:u64               JSON RunRecord (config TOML, seed, graph
-//	                             version, metrics, per-group metrics, stage
-//	                             timings, diagnostics, model size/SHA-256);
-//	                             written last, so its presence marks the
-//	                             run complete
-//	"T" "m" id:u64 chunk:u32     model bundle (pipeline.Models
-//	                             .MarshalBinary) in chunks of ≤ 1 MiB, one
-//	                             write batch each (Badger's batch bound)
+// Trained runs (package runs) start with 'T'.
 //
 // # Caveats
 //

@@ -1,20 +1,18 @@
 package query
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2"
-	"github.com/fasd-db/fasd/fasd"
 	"github.com/fasd-db/fasd/index"
+	"github.com/fasd-db/fasd/query/model"
 	"github.com/fasd-db/fasd/storage"
 )
 
@@ -22,9 +20,10 @@ import (
 var (
 	// ErrClosed is returned by every method of a closed Engine.
 	ErrClosed = errors.New("query: engine is closed")
-	// ErrNoModel is returned by Open when no model was given and the store
-	// holds no trained models (run fasd train).
-	ErrNoModel = errors.New("query: no trained models")
+	// ErrNoModel is returned by Open when neither Options.Model nor
+	// Options.LoadModel gives a model, or LoadModel finds none (run fasd
+	// train). It is model.ErrNoModel.
+	ErrNoModel = model.ErrNoModel
 	// ErrSchema is returned by Open when the models were trained on other
 	// features than the graph now has.
 	ErrSchema = errors.New("query: feature schema of the models does not match the graph")
@@ -41,53 +40,6 @@ var (
 // viewsFormat is the version of the views' key layout and records.
 const viewsFormat = 1
 
-// Contribution is what a Scorer returns for one subgraph: class
-// probabilities per local node (N×2, row-major) of the debiased subgraph,
-// and optionally those of the w/o-Diffusion classifier on the clean
-// subgraph (nil when the models have no baseline).
-type Contribution struct {
-	Fair []float32
-	Base []float32
-}
-
-// ModelInfo describes trained models: everything the engine needs besides
-// the networks themselves.
-type ModelInfo struct {
-	// Version identifies the trained models (for example a hash of the
-	// persisted bundle); views record it and are rebuilt when it changes.
-	Version string
-	// Seed is the run seed: root r's subgraph is sampled with
-	// fasd.NewRand(fasd.RootSeed(Seed, fasd.PurposeSample, r)) and debiased
-	// with fasd.NewRand(fasd.RootSeed(Seed, fasd.PurposeDebias, r)).
-	Seed uint64
-	// Sample are the sampler options the models were trained with.
-	Sample fasd.SampleOptions
-	// FeatureHash identifies the feature names, in order, the models were
-	// trained on (pipeline.FeatureHash of the names).
-	FeatureHash string
-	// Baseline reports whether scorers also return w/o-Diffusion
-	// probabilities.
-	Baseline bool
-}
-
-// Model is a set of trained models. It must be safe for concurrent use;
-// its Scorers need not be.
-type Model interface {
-	Info() ModelInfo
-	// NewScorer returns a scorer for use by one goroutine at a time.
-	NewScorer() (Scorer, error)
-}
-
-// Scorer debiases and classifies one subgraph.
-type Scorer interface {
-	// Contribute debiases sg with randomness from rng only and writes the
-	// class probabilities of every local node of the debiased subgraph
-	// into dst.Fair (and, for models with a baseline, those of the
-	// w/o-Diffusion classifier on the clean sg into dst.Base), reusing
-	// dst's slices. sg must not be modified.
-	Contribute(ctx context.Context, sg *fasd.Subgraph, rng *rand.Rand, dst *Contribution) error
-}
-
 // Options configure Open. A nil *Options means all defaults; zero fields
 // mean the default.
 type Options struct {
@@ -96,9 +48,13 @@ type Options struct {
 	Store storage.Store
 	// Storage are the options of storage.Open when the engine opens dir.
 	Storage *storage.Options
-	// Model are the trained models. Nil means the latest models persisted
-	// in the store by fasd train.
-	Model Model
+	// Model are the trained models. If nil, LoadModel loads them from the
+	// store (runs.LoadLatest loads the newest models fasd train
+	// persisted); with neither, Open fails with ErrNoModel.
+	Model model.Model
+	// LoadModel, used when Model is nil, returns the models to serve,
+	// reading them from the engine's store.
+	LoadModel func(storage.Reader) (model.Model, error)
 	// Workers is the number of goroutines that compute subgraphs in
 	// Materialize and Refresh; 0 means GOMAXPROCS.
 	Workers int
@@ -188,8 +144,8 @@ type Engine struct {
 	store    storage.Store
 	ownStore bool
 	g        *index.Graph
-	model    Model
-	info     ModelInfo
+	model    model.Model
+	info     model.Info
 	tag      uint64
 	opts     Options
 
@@ -201,7 +157,7 @@ type Engine struct {
 
 	extIDs  sync.Map // external id → internal id (positive lookups only)
 	subs    *subgraphCache
-	scorers chan Scorer // pool for the cold path
+	scorers chan model.Scorer // pool for the cold path
 	closed  atomic.Bool
 	once    sync.Once
 	closeE  error
@@ -209,7 +165,37 @@ type Engine struct {
 	stats engineStats
 }
 
-// engineStats are counters for /metrics.
+// Counters are cumulative counts of the engine's work since Open, and the
+// size of its subgraph cache (for monitoring, such as the HTTP API's
+// /metrics).
+type Counters struct {
+	// Predictions served by source.
+	PredictionsView, PredictionsCold, PredictionsApprox int64
+	// SubgraphsComputed counts subgraphs sampled, debiased and classified.
+	SubgraphsComputed int64
+	// Subgraph requests answered from the cache and regenerated.
+	SubgraphCacheHits, SubgraphCacheMisses int64
+	// Subgraphs in the cache and their bytes.
+	SubgraphCacheEntries int
+	SubgraphCacheBytes   int64
+	// Updates applied; refreshes and materializations run.
+	Updates, Refreshes int64
+}
+
+// Counters returns the engine's counters.
+func (e *Engine) Counters() Counters {
+	st := &e.stats
+	entries, bytes := e.subs.size()
+	return Counters{
+		PredictionsView: st.cached.Load(), PredictionsCold: st.cold.Load(), PredictionsApprox: st.approx.Load(),
+		SubgraphsComputed: st.rootsComputed.Load(),
+		SubgraphCacheHits: st.subgraphHits.Load(), SubgraphCacheMisses: st.subgraphMisses.Load(),
+		SubgraphCacheEntries: entries, SubgraphCacheBytes: bytes,
+		Updates: st.updates.Load(), Refreshes: st.refreshes.Load(),
+	}
+}
+
+// engineStats are the atomic counters behind Counters.
 type engineStats struct {
 	cached, cold, approx atomic.Int64
 	refreshes, updates   atomic.Int64
@@ -219,8 +205,8 @@ type engineStats struct {
 }
 
 // Open opens the engine over the graph in the store at dir (or
-// opts.Store), with the trained models of opts.Model or, if nil, the
-// latest ones persisted in the store. It checks the models' feature
+// opts.Store), with the trained models of opts.Model or, if nil, those
+// opts.LoadModel reads from the store. It checks the models' feature
 // schema against the graph (ErrSchema) and the views' format (ErrFormat).
 // Views built with other models or sampler settings are deleted. If the
 // graph changed since the views last saw it (outside this engine), every
@@ -230,7 +216,7 @@ func Open(dir string, opts *Options) (_ *Engine, err error) {
 		return nil, err
 	}
 	o := opts.ensureDefaults()
-	e := &Engine{opts: o, scorers: make(chan Scorer, o.Workers+2), subs: newSubgraphCache(o.SubgraphCacheBytes)}
+	e := &Engine{opts: o, scorers: make(chan model.Scorer, o.Workers+2), subs: newSubgraphCache(o.SubgraphCacheBytes)}
 	if o.Store != nil {
 		e.store = o.Store
 	} else {
@@ -250,15 +236,19 @@ func Open(dir string, opts *Options) (_ *Engine, err error) {
 	}
 	e.model = o.Model
 	if e.model == nil {
-		if e.model, err = LoadStoredModel(e.store); err != nil {
-			return nil, err
+		if o.LoadModel == nil {
+			return nil, fmt.Errorf("%w: give Options.Model or Options.LoadModel", ErrNoModel)
+		}
+		if e.model, err = o.LoadModel(e.store); err != nil {
+			return nil, fmt.Errorf("query: load models: %w", err)
 		}
 	}
 	e.info = e.model.Info()
 	if err := e.info.Sample.Validate(); err != nil {
 		return nil, fmt.Errorf("query: model sampler options: %w", err)
 	}
-	if want := featureHash(e.g.Schema().Features); e.info.FeatureHash != want {
+	if schema := e.g.Schema(); e.info.FeatureHash != schema.FeatureHash() {
+		want := schema.FeatureHash()
 		return nil, fmt.Errorf("%w: models trained on features %.12s…, graph has %.12s…; retrain with fasd train",
 			ErrSchema, e.info.FeatureHash, want)
 	}
@@ -451,10 +441,10 @@ func (e *Engine) Graph() *index.Graph { return e.g }
 func (e *Engine) Store() storage.Store { return e.store }
 
 // ModelInfo returns the description of the engine's models.
-func (e *Engine) ModelInfo() ModelInfo { return e.info }
+func (e *Engine) ModelInfo() model.Info { return e.info }
 
 // scorer takes a scorer from the pool or makes one.
-func (e *Engine) scorer() (Scorer, error) {
+func (e *Engine) scorer() (model.Scorer, error) {
 	select {
 	case s := <-e.scorers:
 		return s, nil
@@ -463,7 +453,7 @@ func (e *Engine) scorer() (Scorer, error) {
 	}
 }
 
-func (e *Engine) putScorer(s Scorer) {
+func (e *Engine) putScorer(s model.Scorer) {
 	select {
 	case e.scorers <- s:
 	default:

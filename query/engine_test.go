@@ -8,10 +8,12 @@ import (
 	"testing"
 
 	"github.com/fasd-db/fasd/index"
+	"github.com/fasd-db/fasd/query/model"
+	"github.com/fasd-db/fasd/query/querytest"
 	"github.com/fasd-db/fasd/storage"
 )
 
-func openEngine(t testing.TB, s storage.Store, m Model) *Engine {
+func openEngine(t testing.TB, s storage.Store, m model.Model) *Engine {
 	t.Helper()
 	e, err := Open("", &Options{Store: s, Model: m, Workers: 2, ChunkRoots: 7})
 	if err != nil {
@@ -55,11 +57,11 @@ func TestMaterializeMatchesOracle(t *testing.T) {
 			}
 		}
 		// A second Materialize has nothing to do.
-		calls := m.calls.Load()
+		calls := m.Calls()
 		if rep, err := e.Materialize(ctx); err != nil || rep.Subgraphs != 0 {
 			t.Fatalf("second materialize: %+v %v", rep, err)
 		}
-		if m.calls.Load() != calls {
+		if m.Calls() != calls {
 			t.Fatal("second materialize ran the model")
 		}
 	}
@@ -77,7 +79,7 @@ func TestOpenChecks(t *testing.T) {
 		t.Fatalf("bad options: %v", err)
 	}
 	bad := newTestModel(featureNames(3), 1, true)
-	bad.info.Sample.Depth = 0
+	bad.Spec.Sample.Depth = 0
 	if _, err := Open("", &Options{Store: s, Model: bad}); err == nil {
 		t.Fatal("invalid sampler options accepted")
 	}
@@ -171,7 +173,7 @@ func applyRandomUpdate(t *testing.T, e *Engine, rng *rand.Rand, nextExt *int64) 
 					}
 				}
 			case 4:
-				id, err := tx.AddNode(randomNode(rng, *nextExt, d))
+				id, err := tx.AddNode(querytest.RandomNode(rng, *nextExt, d))
 				if err != nil {
 					return err
 				}
@@ -405,14 +407,14 @@ func TestMaterializeResumes(t *testing.T) {
 	if st.Complete || st.Roots == 0 {
 		t.Fatalf("after interruption: %+v", st)
 	}
-	calls := m.calls.Load()
+	calls := m.Calls()
 	e.Close()
 	e = openEngine(t, s, m)
 	rep, err := e.Materialize(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := m.calls.Load() - calls
+	got := m.Calls() - calls
 	o := oracle(t, g, m)
 	if int(got) != rep.Subgraphs || rep.Subgraphs >= len(o.sets) {
 		t.Fatalf("resume recomputed %d subgraphs (report %d) of %d", got, rep.Subgraphs, len(o.sets))

@@ -339,6 +339,27 @@ func (e *Engine) PredictMany(ctx context.Context, nodes []uint32, cold bool) ([]
 	return out, nil
 }
 
+// PredictManyExternal is PredictMany by external ids; the predictions
+// carry the ids. An unknown id fails the call with ErrUnknownNode.
+func (e *Engine) PredictManyExternal(ctx context.Context, ids []int64, cold bool) ([]Prediction, error) {
+	nodes := make([]uint32, len(ids))
+	for i, id := range ids {
+		u, err := e.internalID(id)
+		if err != nil {
+			return nil, err
+		}
+		nodes[i] = u
+	}
+	ps, err := e.PredictMany(ctx, nodes, cold)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ps {
+		ps[i].ID = ids[i]
+	}
+	return ps, nil
+}
+
 // All streams the stored view of every node, in node order, through one
 // snapshot; stale views are marked Stale. It computes nothing.
 func (e *Engine) All(ctx context.Context) iter.Seq2[Prediction, error] {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/fasd-db/fasd/fasd"
 	"github.com/fasd-db/fasd/fasd/pipeline"
-	"github.com/fasd-db/fasd/query"
+	"github.com/fasd-db/fasd/runs"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -158,11 +158,11 @@ seeds. A time estimate is printed before the runs start.
 				rep.Seeds = append(rep.Seeds, c.Seed)
 				fmt.Fprintf(errOut, "seed %d (%d of %d)\n", c.Seed, k+1, o.Seeds)
 				sp := &stageProgress{w: errOut}
-				topt := &query.TrainOptions{Variants: variants, NoSave: true, Retune: retune, Callbacks: sp.callbacks()}
+				topt := &runs.TrainOptions{Variants: variants, NoSave: true, Retune: retune, Callbacks: sp.callbacks()}
 				if k == 0 {
 					topt.Estimated = func(est *pipeline.Estimate) { printEstimate(errOut, est, o.Seeds) }
 				}
-				_, res, err := query.Train(cmd.Context(), g, c, topt)
+				_, res, err := runs.Train(cmd.Context(), g, c, topt)
 				if err != nil {
 					return fmt.Errorf("eval seed %d: %w", c.Seed, err)
 				}

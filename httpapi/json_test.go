@@ -1,4 +1,4 @@
-package query
+package httpapi
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/fasd-db/fasd/query"
 )
 
 // randomFloat draws from every formatting regime of encoding/json:
@@ -49,11 +51,11 @@ func randomString(rng *rand.Rand) string {
 func TestAppendPredictionMatchesMarshal(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	for i := range 20000 {
-		p := Prediction{
+		p := query.Prediction{
 			Node: rng.Uint32(), ID: int64(rng.Uint64()), Class: rng.IntN(3) - 1,
 			Probs: [2]float64{randomFloat(rng), randomFloat(rng)}, Subgraphs: rng.IntN(1 << 20),
 			Model: randomString(rng), ViewVersion: rng.Uint64(), GraphVersion: rng.Uint64(),
-			Stale: rng.IntN(2) == 0, Source: Source(randomString(rng)),
+			Stale: rng.IntN(2) == 0, Source: query.Source(randomString(rng)),
 		}
 		if i%3 != 0 {
 			p.Baseline = &[2]float64{randomFloat(rng), randomFloat(rng)}
@@ -62,7 +64,7 @@ func TestAppendPredictionMatchesMarshal(t *testing.T) {
 	}
 	for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
 		for k := range 4 {
-			p := Prediction{Baseline: &[2]float64{}}
+			p := query.Prediction{Baseline: &[2]float64{}}
 			*[]*float64{&p.Probs[0], &p.Probs[1], &p.Baseline[0], &p.Baseline[1]}[k] = bad
 			if b, ok := appendPrediction([]byte("x"), &p); ok || string(b) != "x" {
 				t.Errorf("accepted %v at %d: %q", bad, k, b)
@@ -71,7 +73,7 @@ func TestAppendPredictionMatchesMarshal(t *testing.T) {
 	}
 }
 
-func checkAppendPrediction(t *testing.T, p *Prediction) {
+func checkAppendPrediction(t *testing.T, p *query.Prediction) {
 	t.Helper()
 	want, err := json.Marshal(p)
 	if err != nil {
@@ -90,8 +92,8 @@ func FuzzAppendPrediction(f *testing.F) {
 	f.Add(uint32(0), int64(-5), 0, 1e-9, 1e22, 0, false, -0.0, 7e-7, "<&>\"", uint64(0), uint64(0), true, "\xff\u2028")
 	f.Fuzz(func(t *testing.T, node uint32, id int64, class int, p0, p1 float64, sub int, hasBase bool, b0, b1 float64,
 		model string, vv, gv uint64, stale bool, source string) {
-		p := Prediction{Node: node, ID: id, Class: class, Probs: [2]float64{p0, p1}, Subgraphs: sub, Model: model,
-			ViewVersion: vv, GraphVersion: gv, Stale: stale, Source: Source(source)}
+		p := query.Prediction{Node: node, ID: id, Class: class, Probs: [2]float64{p0, p1}, Subgraphs: sub, Model: model,
+			ViewVersion: vv, GraphVersion: gv, Stale: stale, Source: query.Source(source)}
 		if hasBase {
 			p.Baseline = &[2]float64{b0, b1}
 		}

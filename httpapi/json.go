@@ -1,10 +1,12 @@
-package query
+package httpapi
 
 import (
 	"encoding/json"
 	"math"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/fasd-db/fasd/query"
 )
 
 // appendPrediction appends the JSON encoding of p to dst, byte for byte
@@ -13,7 +15,7 @@ import (
 // (and dst unchanged) when p holds a value Marshal rejects (a NaN or an
 // infinite probability); the caller then takes the generic path, which
 // reports the error.
-func appendPrediction(dst []byte, p *Prediction) (_ []byte, ok bool) {
+func appendPrediction(dst []byte, p *query.Prediction) (_ []byte, ok bool) {
 	if !finite(p.Probs[0]) || !finite(p.Probs[1]) ||
 		(p.Baseline != nil && (!finite(p.Baseline[0]) || !finite(p.Baseline[1]))) {
 		return dst, false

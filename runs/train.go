@@ -1,4 +1,4 @@
-package query
+package runs
 
 import (
 	"context"
@@ -114,9 +114,9 @@ type TrainOptions struct {
 
 // Train runs the FASD pipeline of cfg on the graph g (at its current
 // version) and, unless NoSave, persists the trained models and the run
-// record in g's store (see SaveRun). It returns the record and the full
+// record in g's store (see Save). It returns the record and the full
 // result.
-func Train(ctx context.Context, g *index.Graph, cfg pipeline.Config, opt *TrainOptions) (*RunRecord, *pipeline.Result, error) {
+func Train(ctx context.Context, g *index.Graph, cfg pipeline.Config, opt *TrainOptions) (*Record, *pipeline.Result, error) {
 	if opt == nil {
 		opt = &TrainOptions{}
 	}
@@ -158,7 +158,7 @@ func Train(ctx context.Context, g *index.Graph, cfg pipeline.Config, opt *TrainO
 		return nil, nil, err
 	}
 	res.Timings = append([]pipeline.StageTiming{{Stage: "sample", Seconds: sampleTime.Seconds(), Units: len(in.Subgraphs)}}, res.Timings...)
-	rec := &RunRecord{
+	rec := &Record{
 		Created:      started.UTC(),
 		Preset:       cfg.Preset,
 		Seed:         cfg.Seed,
@@ -169,7 +169,7 @@ func Train(ctx context.Context, g *index.Graph, cfg pipeline.Config, opt *TrainO
 	if opt.NoSave {
 		return rec, res, nil
 	}
-	if err := SaveRun(g.Store(), rec, res.Models); err != nil {
+	if err := Save(g.Store(), rec, res.Models); err != nil {
 		return nil, nil, err
 	}
 	return rec, res, nil

@@ -1,4 +1,4 @@
-package query
+package runs
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/fasd-db/fasd/index"
 	"github.com/fasd-db/fasd/index/dump"
 	"github.com/fasd-db/fasd/index/synth"
+	"github.com/fasd-db/fasd/query/model"
 	"github.com/fasd-db/fasd/storage"
 )
 
@@ -68,7 +69,7 @@ func TestTrain_PersistAndLoad(t *testing.T) {
 	sc := synth.Small()
 	sc.Nodes = 300
 	s, g := synthGraph(t, sc, "pokec")
-	if _, err := LoadLatestModel(s); !errors.Is(err, ErrNoModel) {
+	if _, err := LoadLatest(s); !errors.Is(err, model.ErrNoModel) {
 		t.Fatalf("empty store: %v", err)
 	}
 	cfg := e2eConfig(t, 1)
@@ -81,14 +82,14 @@ func TestTrain_PersistAndLoad(t *testing.T) {
 	if rec.ID != 1 || rec.ModelChunks < 1 || rec.GraphVersion == 0 {
 		t.Fatalf("record %+v", rec)
 	}
-	runs, err := ListRuns(s)
+	runs, err := List(s)
 	if err != nil || len(runs) != 1 || runs[0].Result.Variant(pipeline.VariantFASD) == nil {
-		t.Fatalf("ListRuns: %v %+v", err, runs)
+		t.Fatalf("List: %v %+v", err, runs)
 	}
 	if got, want := runs[0].Result.Variant(pipeline.VariantFASD).Test.Acc, res.Variant(pipeline.VariantFASD).Test.Acc; got != want {
 		t.Fatalf("stored acc %v, want %v", got, want)
 	}
-	m, err := LoadLatestModel(s)
+	m, err := LoadLatest(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,6 +100,9 @@ func TestTrain_PersistAndLoad(t *testing.T) {
 	defer v.Close()
 	if m.Info().FeatureHash != pipeline.FeatureHash(v.FeatureNames()) {
 		t.Fatal("feature hash mismatch")
+	}
+	if sch := g.Schema(); sch.FeatureHash() != m.Info().FeatureHash {
+		t.Fatal("the graph's feature hash differs from the pipeline's")
 	}
 	// Same seed and graph: identical metrics, next run id.
 	rec2, res2, err := Train(context.Background(), g, cfg, nil)

@@ -1,4 +1,4 @@
-package query
+package httpapi
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"sort"
@@ -18,11 +17,12 @@ import (
 	"time"
 
 	"github.com/fasd-db/fasd/index"
+	"github.com/fasd-db/fasd/query"
 )
 
-// ServerOptions configure the HTTP API. A nil *ServerOptions means all
-// defaults; zero fields mean the default.
-type ServerOptions struct {
+// Options configure the HTTP API. A nil *Options means all defaults; zero
+// fields mean the default.
+type Options struct {
 	// MaxBodyBytes bounds a request body; 0 means 1 MiB. Larger bodies get
 	// 413.
 	MaxBodyBytes int64
@@ -31,23 +31,63 @@ type ServerOptions struct {
 	MaxItems int
 	// ShutdownTimeout bounds the graceful shutdown of Serve; 0 means 10 s.
 	ShutdownTimeout time.Duration
+	// ReadHeaderTimeout bounds the time to read a request head from its
+	// first byte; 0 means 10 s.
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds the time to read a whole request, body included;
+	// 0 means 1 min.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds the time from the end of the request head to the
+	// end of the answer; 0 means 10 min (a refresh of many subgraphs
+	// answers only when done).
+	WriteTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection idle that long; 0 means
+	// 2 min.
+	IdleTimeout time.Duration
 }
 
-func (o *ServerOptions) withDefaults() ServerOptions {
-	var c ServerOptions
+// Validate reports every negative field.
+func (o *Options) Validate() error {
+	if o == nil {
+		return nil
+	}
+	var errs []error
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"MaxBodyBytes", o.MaxBodyBytes}, {"MaxItems", int64(o.MaxItems)}, {"ShutdownTimeout", int64(o.ShutdownTimeout)},
+		{"ReadHeaderTimeout", int64(o.ReadHeaderTimeout)}, {"ReadTimeout", int64(o.ReadTimeout)},
+		{"WriteTimeout", int64(o.WriteTimeout)}, {"IdleTimeout", int64(o.IdleTimeout)},
+	} {
+		if f.v < 0 {
+			errs = append(errs, fmt.Errorf("%w: %s %d, want ≥ 0", query.ErrInvalid, f.name, f.v))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults returns a copy of o with every zero field set to its
+// default.
+func (o *Options) withDefaults() Options {
+	var c Options
 	if o != nil {
 		c = *o
 	}
-	if c.MaxBodyBytes <= 0 {
-		c.MaxBodyBytes = 1 << 20
-	}
-	if c.MaxItems <= 0 {
-		c.MaxItems = 10000
-	}
-	if c.ShutdownTimeout <= 0 {
-		c.ShutdownTimeout = 10 * time.Second
-	}
+	setDefault(&c.MaxBodyBytes, 1<<20)
+	setDefault(&c.MaxItems, 10000)
+	setDefault(&c.ShutdownTimeout, 10*time.Second)
+	setDefault(&c.ReadHeaderTimeout, 10*time.Second)
+	setDefault(&c.ReadTimeout, time.Minute)
+	setDefault(&c.WriteTimeout, 10*time.Minute)
+	setDefault(&c.IdleTimeout, 2*time.Minute)
 	return c
+}
+
+func setDefault[T int | int64 | time.Duration](p *T, def T) {
+	if *p == 0 {
+		*p = def
+	}
 }
 
 // Request bodies of the API.
@@ -65,19 +105,10 @@ type (
 	EdgesRequest struct {
 		Edges [][2]int64 `json:"edges"`
 	}
-	// NodeRequest is one node of POST /v1/nodes.
-	NodeRequest struct {
-		ID        int64     `json:"id"`
-		Features  []float32 `json:"features"`
-		Sensitive *int8     `json:"sensitive,omitempty"` // 0, 1; absent = unknown
-		Label     *int8     `json:"label,omitempty"`     // 0, 1; absent = unlabelled
-		Split     string    `json:"split,omitempty"`     // "", "train", "val", "test"
-		// Edges are external ids of existing (or earlier new) nodes.
-		Edges []int64 `json:"edges,omitempty"`
-	}
-	// NodesRequest is the body of POST /v1/nodes.
+	// NodesRequest is the body of POST /v1/nodes (see query.DecodeNodes
+	// for the form of a node).
 	NodesRequest struct {
-		Nodes []NodeRequest `json:"nodes"`
+		Nodes []query.NewNode `json:"nodes"`
 	}
 )
 
@@ -161,161 +192,33 @@ func DecodeEdgesRequest(r io.Reader, maxItems int) (*EdgesRequest, error) {
 	return req, nil
 }
 
-// DecodeNodesRequest decodes and validates a POST /v1/nodes body for a
-// graph with dim features.
+// DecodeNodesRequest decodes a POST /v1/nodes body (query.DecodeNodes)
+// and checks it against the item limit and a graph of dim features
+// (query.ExternalUpdate.Validate).
 func DecodeNodesRequest(r io.Reader, maxItems, dim int) (*NodesRequest, error) {
-	var req NodesRequest
-	if err := decodeJSON(r, &req); err != nil {
-		return nil, err
+	nodes, err := query.DecodeNodes(r)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("request body over %d bytes", mbe.Limit)}
+		}
+		return nil, &httpError{http.StatusBadRequest, err}
 	}
-	if len(req.Nodes) == 0 {
-		return nil, badRequest("nodes: at least one node is required")
-	}
-	if len(req.Nodes) > maxItems {
-		return nil, &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("nodes: %d nodes, at most %d", len(req.Nodes), maxItems)}
+	if len(nodes) > maxItems {
+		return nil, &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("nodes: %d nodes, at most %d", len(nodes), maxItems)}
 	}
 	edges := 0
-	seen := make(map[int64]bool, len(req.Nodes))
-	for i, n := range req.Nodes {
-		if seen[n.ID] {
-			return nil, badRequest("nodes[%d]: id %d given twice", i, n.ID)
-		}
-		seen[n.ID] = true
-		if len(n.Features) != dim {
-			return nil, badRequest("nodes[%d]: %d features, the graph has %d", i, len(n.Features), dim)
-		}
-		for j, f := range n.Features {
-			if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-				return nil, badRequest("nodes[%d].features[%d] is not finite", i, j)
-			}
-		}
-		for _, p := range []struct {
-			name string
-			v    *int8
-		}{{"sensitive", n.Sensitive}, {"label", n.Label}} {
-			if p.v != nil && *p.v != 0 && *p.v != 1 {
-				return nil, badRequest("nodes[%d].%s: %d, want 0 or 1 (omit when unknown)", i, p.name, *p.v)
-			}
-		}
-		if _, err := parseSplit(n.Split); err != nil {
-			return nil, badRequest("nodes[%d].split: %v", i, err)
-		}
-		for _, w := range n.Edges {
-			if w == n.ID {
-				return nil, badRequest("nodes[%d]: self-loop", i)
-			}
-		}
+	for _, n := range nodes {
 		edges += len(n.Edges)
 	}
 	if edges > maxItems {
 		return nil, &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("nodes: %d edges, at most %d", edges, maxItems)}
 	}
-	return &req, nil
-}
-
-func parseSplit(s string) (index.Split, error) {
-	switch s {
-	case "", "none":
-		return index.SplitNone, nil
-	case "train":
-		return index.SplitTrain, nil
-	case "val":
-		return index.SplitVal, nil
-	case "test":
-		return index.SplitTest, nil
+	u := query.ExternalUpdate{Nodes: nodes}
+	if err := u.Validate(dim); err != nil {
+		return nil, &httpError{http.StatusBadRequest, err}
 	}
-	return 0, fmt.Errorf("%q is not one of train, val, test", s)
-}
-
-// toNode converts a validated node request.
-func (n *NodeRequest) toNode() index.Node {
-	node := index.Node{ExternalID: n.ID, Sensitive: index.Unknown, Label: index.Unlabelled, Features: n.Features}
-	if n.Sensitive != nil {
-		node.Sensitive = *n.Sensitive
-	}
-	if n.Label != nil {
-		node.Label = *n.Label
-	}
-	node.Split, _ = parseSplit(n.Split)
-	return node
-}
-
-// AddNodesExternal adds nodes and their edges (external ids) in one
-// update.
-func (e *Engine) AddNodesExternal(ctx context.Context, nodes []NodeRequest) (*UpdateReport, error) {
-	return e.ApplyExternal(ctx, nodes, nil, nil)
-}
-
-// EdgesExternal adds (add) or removes edges given by external ids in one
-// update.
-func (e *Engine) EdgesExternal(ctx context.Context, edges [][2]int64, add bool) (*UpdateReport, error) {
-	if add {
-		return e.ApplyExternal(ctx, nil, edges, nil)
-	}
-	return e.ApplyExternal(ctx, nil, nil, edges)
-}
-
-// ApplyExternal applies, as one atomic update, new nodes (with their
-// edges), then added edges, then removed edges, all by external id; an id
-// may name a node added by the same call.
-func (e *Engine) ApplyExternal(ctx context.Context, nodes []NodeRequest, add, remove [][2]int64) (*UpdateReport, error) {
-	v, err := e.g.View()
-	if err != nil {
-		return nil, err
-	}
-	defer v.Close()
-	return e.Update(ctx, func(tx *index.Tx) error {
-		ids := make(map[int64]uint32, len(nodes))
-		resolve := func(ext int64) (uint32, error) {
-			if id, ok := ids[ext]; ok {
-				return id, nil
-			}
-			id, err := v.InternalID(ext)
-			if errors.Is(err, index.ErrUnknownID) {
-				return 0, fmt.Errorf("%w: external id %d", ErrUnknownNode, ext)
-			}
-			return id, err
-		}
-		for _, n := range nodes {
-			id, err := tx.AddNode(n.toNode())
-			if err != nil {
-				return err
-			}
-			ids[n.ID] = id
-		}
-		for _, n := range nodes {
-			for _, w := range n.Edges {
-				wid, err := resolve(w)
-				if err != nil {
-					return err
-				}
-				if _, err := tx.AddEdge(ids[n.ID], wid); err != nil {
-					return err
-				}
-			}
-		}
-		for k, list := range [][][2]int64{add, remove} {
-			for _, ed := range list {
-				a, err := resolve(ed[0])
-				if err != nil {
-					return err
-				}
-				b, err := resolve(ed[1])
-				if err != nil {
-					return err
-				}
-				if k == 0 {
-					_, err = tx.AddEdge(a, b)
-				} else {
-					_, err = tx.RemoveEdge(a, b)
-				}
-				if err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
+	return &NodesRequest{Nodes: nodes}, nil
 }
 
 // routeStats count the requests of one route without a lock: the common
@@ -365,15 +268,15 @@ func (rs *routeStats) byCode() map[int]int64 {
 }
 
 type server struct {
-	e      *Engine
-	o      ServerOptions
+	e      *query.Engine
+	o      Options
 	mux    *http.ServeMux
 	routes map[string]*routeStats
 	names  []string
 	start  time.Time
 	inflt  atomic.Int64
 	// pred are the stats of the prediction route, also counted by the
-	// fast path.
+	// handler's shortcut for it.
 	pred *routeStats
 }
 
@@ -394,10 +297,10 @@ type server struct {
 // or path), 405 (method), 413 (body or item count over the limits), 500.
 //
 // GET /v1/nodes/{id}/prediction with a plain decimal id skips the router
-// and encodes its answer without reflection (the hot path; see
-// BENCHMARKS.md (Query engine)); every other request, including odd spellings of
-// that path, goes through an http.ServeMux.
-func NewHandler(e *Engine, opts *ServerOptions) http.Handler {
+// and encodes its answer without reflection (the most frequent request);
+// every other request, including odd spellings of that path, goes through
+// an http.ServeMux.
+func NewHandler(e *query.Engine, opts *Options) http.Handler {
 	s := &server{e: e, o: opts.withDefaults(), routes: map[string]*routeStats{}, start: time.Now()}
 	mux := http.NewServeMux()
 	handle := func(pattern, name string, methods []string, h func(w http.ResponseWriter, r *http.Request) (any, error)) {
@@ -472,15 +375,15 @@ func predictionPathID(p string) (int64, bool) {
 	return v, true
 }
 
-// bufPool holds response buffers of the fast path.
+// bufPool holds response buffers of the prediction shortcut.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 // jsonContentType is shared by every answer; net/http only reads it.
 var jsonContentType = []string{"application/json"}
 
 // dateHeader is the Date header value of the current second, shared by the
-// answers of the fast path so that net/http does not format one per
-// request.
+// answers of the prediction shortcut so that net/http does not format one
+// per request.
 type dateHeader struct {
 	sec int64
 	val []string
@@ -558,9 +461,9 @@ func statusOf(err error) int {
 	switch {
 	case errors.As(err, &he):
 		return he.status
-	case errors.Is(err, ErrUnknownNode), errors.Is(err, ErrNotRoot), errors.Is(err, index.ErrNodeRange), errors.Is(err, index.ErrUnknownID):
+	case errors.Is(err, query.ErrUnknownNode), errors.Is(err, query.ErrNotRoot), errors.Is(err, index.ErrNodeRange), errors.Is(err, index.ErrUnknownID):
 		return http.StatusNotFound
-	case errors.Is(err, index.ErrInvalid), errors.Is(err, index.ErrSelfLoop), errors.Is(err, index.ErrDuplicateID), errors.Is(err, ErrInvalid):
+	case errors.Is(err, index.ErrInvalid), errors.Is(err, index.ErrSelfLoop), errors.Is(err, index.ErrDuplicateID), errors.Is(err, query.ErrInvalid):
 		return http.StatusBadRequest
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable
@@ -605,27 +508,9 @@ func (s *server) predict(_ http.ResponseWriter, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.e.g.View()
+	ps, err := s.e.PredictManyExternal(r.Context(), req.IDs, req.Cold == nil || *req.Cold)
 	if err != nil {
 		return nil, err
-	}
-	nodes := make([]uint32, len(req.IDs))
-	for i, id := range req.IDs {
-		if nodes[i], err = v.InternalID(id); err != nil {
-			v.Close()
-			if errors.Is(err, index.ErrUnknownID) {
-				return nil, fmt.Errorf("%w: external id %d", ErrUnknownNode, id)
-			}
-			return nil, err
-		}
-	}
-	v.Close()
-	ps, err := s.e.PredictMany(r.Context(), nodes, req.Cold == nil || *req.Cold)
-	if err != nil {
-		return nil, err
-	}
-	for i := range ps {
-		ps[i].ID = req.IDs[i]
 	}
 	return map[string]any{"predictions": ps}, nil
 }
@@ -639,7 +524,7 @@ func (s *server) edges(_ http.ResponseWriter, r *http.Request) (any, error) {
 }
 
 func (s *server) nodes(_ http.ResponseWriter, r *http.Request) (any, error) {
-	req, err := DecodeNodesRequest(r.Body, s.o.MaxItems, len(s.e.g.Schema().Features))
+	req, err := DecodeNodesRequest(r.Body, s.o.MaxItems, len(s.e.Graph().Schema().Features))
 	if err != nil {
 		return nil, err
 	}
@@ -719,24 +604,23 @@ func (s *server) metrics(w http.ResponseWriter, r *http.Request) {
 	metric("fasd_http_requests_in_flight", "gauge", "Requests being served.")
 	fmt.Fprintf(&b, "fasd_http_requests_in_flight %d\n", s.inflt.Load())
 	metric("fasd_predictions_total", "counter", "Predictions served, by source.")
-	st := &s.e.stats
-	fmt.Fprintf(&b, "fasd_predictions_total{source=\"view\"} %d\n", st.cached.Load())
-	fmt.Fprintf(&b, "fasd_predictions_total{source=\"cold\"} %d\n", st.cold.Load())
-	fmt.Fprintf(&b, "fasd_predictions_total{source=\"approx\"} %d\n", st.approx.Load())
+	st := s.e.Counters()
+	fmt.Fprintf(&b, "fasd_predictions_total{source=\"view\"} %d\n", st.PredictionsView)
+	fmt.Fprintf(&b, "fasd_predictions_total{source=\"cold\"} %d\n", st.PredictionsCold)
+	fmt.Fprintf(&b, "fasd_predictions_total{source=\"approx\"} %d\n", st.PredictionsApprox)
 	metric("fasd_subgraphs_computed_total", "counter", "Subgraphs sampled, debiased and classified.")
-	fmt.Fprintf(&b, "fasd_subgraphs_computed_total %d\n", st.rootsComputed.Load())
+	fmt.Fprintf(&b, "fasd_subgraphs_computed_total %d\n", st.SubgraphsComputed)
 	metric("fasd_subgraph_cache_requests_total", "counter", "Debiased-subgraph requests, by cache result.")
-	fmt.Fprintf(&b, "fasd_subgraph_cache_requests_total{result=\"hit\"} %d\n", st.subgraphHits.Load())
-	fmt.Fprintf(&b, "fasd_subgraph_cache_requests_total{result=\"miss\"} %d\n", st.subgraphMisses.Load())
-	entries, bytes := s.e.subs.size()
+	fmt.Fprintf(&b, "fasd_subgraph_cache_requests_total{result=\"hit\"} %d\n", st.SubgraphCacheHits)
+	fmt.Fprintf(&b, "fasd_subgraph_cache_requests_total{result=\"miss\"} %d\n", st.SubgraphCacheMisses)
 	metric("fasd_subgraph_cache_entries", "gauge", "Debiased subgraphs in the in-memory cache.")
-	fmt.Fprintf(&b, "fasd_subgraph_cache_entries %d\n", entries)
+	fmt.Fprintf(&b, "fasd_subgraph_cache_entries %d\n", st.SubgraphCacheEntries)
 	metric("fasd_subgraph_cache_bytes", "gauge", "Bytes of the cached debiased subgraphs.")
-	fmt.Fprintf(&b, "fasd_subgraph_cache_bytes %d\n", bytes)
+	fmt.Fprintf(&b, "fasd_subgraph_cache_bytes %d\n", st.SubgraphCacheBytes)
 	metric("fasd_updates_total", "counter", "Graph updates applied.")
-	fmt.Fprintf(&b, "fasd_updates_total %d\n", st.updates.Load())
+	fmt.Fprintf(&b, "fasd_updates_total %d\n", st.Updates)
 	metric("fasd_refreshes_total", "counter", "Refreshes and materializations run.")
-	fmt.Fprintf(&b, "fasd_refreshes_total %d\n", st.refreshes.Load())
+	fmt.Fprintf(&b, "fasd_refreshes_total %d\n", st.Refreshes)
 	if vs, err := s.e.Status(); err == nil {
 		metric("fasd_graph_version", "gauge", "Current graph version.")
 		fmt.Fprintf(&b, "fasd_graph_version %d\n", vs.GraphVersion)
@@ -759,60 +643,57 @@ func (s *server) metrics(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, b.String())
 }
 
-// Serve serves the API on addr until ctx is done, then shuts down
-// gracefully (in-flight requests finish, up to ShutdownTimeout). ready, if
-// set, is called with the listening address once the socket is open.
-//
-// Connections are read first by a hot path for GET
-// /v1/nodes/{id}/prediction (fastconn.go); every other request, and the
-// rest of its connection, is served by an http.Server with the same
-// handler.
-func Serve(ctx context.Context, e *Engine, addr string, opts *ServerOptions, ready func(net.Addr)) error {
+// NewServer returns an http.Server for the API over e with the timeouts
+// of opts (ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout) and
+// addr as its address; run it with ListenAndServe or Serve.
+func NewServer(e *query.Engine, addr string, opts *Options) (*http.Server, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	o := opts.withDefaults()
+	return &http.Server{
+		Addr:              addr,
+		Handler:           NewHandler(e, &o),
+		ReadHeaderTimeout: o.ReadHeaderTimeout,
+		ReadTimeout:       o.ReadTimeout,
+		WriteTimeout:      o.WriteTimeout,
+		IdleTimeout:       o.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+	}, nil
+}
+
+// Serve serves the API on addr (an http.Server of NewServer) until ctx is
+// done, then shuts down gracefully: in-flight requests finish, up to
+// ShutdownTimeout. ready, if set, is called with the listening address
+// once the socket is open.
+func Serve(ctx context.Context, e *query.Engine, addr string, opts *Options, ready func(net.Addr)) error {
+	srv, err := NewServer(e, addr, opts)
+	if err != nil {
+		return err
+	}
 	o := opts.withDefaults()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("query: listen: %w", err)
+		return fmt.Errorf("httpapi: listen: %w", err)
 	}
-	h := NewHandler(e, &o).(*server)
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: serverHeaderTimeout,
-		IdleTimeout:       serverIdleTimeout,
-	}
-	fast := newFastServer(h, serverIdleTimeout, serverHeaderTimeout, ln.Addr())
 	if ready != nil {
 		ready(ln.Addr())
 	}
-	errc := make(chan error, 2)
-	go func() { errc <- srv.Serve(fast.handoff) }()
-	go func() { errc <- fast.acceptLoop(ln) }()
-	var errs []error
-	pending := 2
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
 	select {
-	case err := <-errc: // a loop failed: stop the other one too
-		errs, pending = append(errs, err), 1
+	case err := <-errc: // the server failed before shutdown
+		return fmt.Errorf("httpapi: serve: %w", err)
 	case <-ctx.Done():
 	}
-	fast.closing.Store(true)
-	ln.Close()
 	sctx, cancel := context.WithTimeout(context.Background(), o.ShutdownTimeout)
 	defer cancel()
-	errs = append(errs, fast.shutdown(sctx), srv.Shutdown(sctx))
-	for ; pending > 0; pending-- {
-		errs = append(errs, <-errc)
+	err = srv.Shutdown(sctx)
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
 	}
-	for i, err := range errs {
-		if errors.Is(err, http.ErrServerClosed) {
-			errs[i] = nil
-		}
+	if err != nil {
+		return fmt.Errorf("httpapi: shutdown: %w", err)
 	}
-	return errors.Join(errs...)
+	return nil
 }
-
-// Timeouts of Serve: a request head must arrive within
-// serverHeaderTimeout of its first byte; an idle keep-alive connection is
-// closed after serverIdleTimeout.
-const (
-	serverHeaderTimeout = 10 * time.Second
-	serverIdleTimeout   = 2 * time.Minute
-)

@@ -1,4 +1,4 @@
-package query
+package runs
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/fasd-db/fasd/fasd"
 	"github.com/fasd-db/fasd/fasd/pipeline"
 	"github.com/fasd-db/fasd/index"
+	"github.com/fasd-db/fasd/query/querytest"
 )
 
 // BenchmarkLargePokecStageEpochs (FASD_BENCH_LARGE=1) times each stage of
@@ -37,7 +38,7 @@ func BenchmarkLargePokecStageEpochs(b *testing.B) {
 		subset = n
 	}
 	ctx := context.Background()
-	s := loadSynth(b, "pokec", b.TempDir())
+	s := querytest.LoadSynth(b, "pokec", b.TempDir())
 	g, err := index.Open(s)
 	if err != nil {
 		b.Fatal(err)

@@ -1,4 +1,4 @@
-package query
+package runs
 
 import (
 	"bytes"
@@ -14,26 +14,31 @@ import (
 
 	"github.com/fasd-db/fasd/fasd"
 	"github.com/fasd-db/fasd/fasd/pipeline"
+	"github.com/fasd-db/fasd/query/model"
 	"github.com/fasd-db/fasd/storage"
 )
+
+// ErrCorrupt reports stored run data that does not decode or does not
+// match its record.
+var ErrCorrupt = errors.New("runs: corrupt run data")
 
 // Trained runs live under their own first key byte (see doc.go):
 //
 //	"T" "s"                      highest run id used, u64 big-endian
-//	"T" "r" id:u64               JSON RunRecord (written last: its presence
+//	"T" "r" id:u64               JSON Record (written last: its presence
 //	                             marks the run complete)
 //	"T" "m" id:u64 chunk:u32     model bundle (pipeline.Models.MarshalBinary),
 //	                             split into chunks of at most 1 MiB
 const (
 	prefixTrain   = 'T'
 	famRunSeq     = 's'
-	famRunRecord  = 'r'
+	famRecord     = 'r'
 	famRunModel   = 'm'
 	modelChunkMax = 1 << 20
 )
 
 func runKey(id uint64) []byte {
-	k := []byte{prefixTrain, famRunRecord, 0, 0, 0, 0, 0, 0, 0, 0}
+	k := []byte{prefixTrain, famRecord, 0, 0, 0, 0, 0, 0, 0, 0}
 	binary.BigEndian.PutUint64(k[2:], id)
 	return k
 }
@@ -48,8 +53,8 @@ func modelChunkKey(id uint64, chunk uint32) []byte {
 
 var keyRunSeq = []byte{prefixTrain, famRunSeq}
 
-// RunRecord is the persisted record of one training run.
-type RunRecord struct {
+// Record is the persisted record of one training run.
+type Record struct {
 	ID           uint64    `json:"id"`
 	Created      time.Time `json:"created"`
 	Preset       string    `json:"preset"`
@@ -66,11 +71,11 @@ type RunRecord struct {
 	Result *pipeline.Result `json:"result"`
 }
 
-// SaveRun persists a run: the model bundle (if m is not nil) in chunks,
+// Save persists a run: the model bundle (if m is not nil) in chunks,
 // then the record and the run counter in one final batch. It assigns
 // rec.ID and fills the model fields of rec. A crash before the final batch
 // leaves no record (and unreferenced chunks that the next run overwrites).
-func SaveRun(s storage.Store, rec *RunRecord, m *pipeline.Models) error {
+func Save(s storage.Store, rec *Record, m *pipeline.Models) error {
 	last, err := lastRunID(s)
 	if err != nil {
 		return err
@@ -92,24 +97,24 @@ func SaveRun(s storage.Store, rec *RunRecord, m *pipeline.Models) error {
 			}
 			b.Close()
 			if err != nil {
-				return fmt.Errorf("query: save model chunk %d: %w", c, err)
+				return fmt.Errorf("runs: save model chunk %d: %w", c, err)
 			}
 		}
 	}
 	rj, err := json.Marshal(rec)
 	if err != nil {
-		return fmt.Errorf("query: encode run record: %w", err)
+		return fmt.Errorf("runs: encode run record: %w", err)
 	}
 	b := s.NewBatch()
 	defer b.Close()
 	if err := b.Set(runKey(rec.ID), rj); err != nil {
-		return fmt.Errorf("query: save run record: %w", err)
+		return fmt.Errorf("runs: save run record: %w", err)
 	}
 	if err := b.Set(keyRunSeq, binary.BigEndian.AppendUint64(nil, rec.ID)); err != nil {
-		return fmt.Errorf("query: save run record: %w", err)
+		return fmt.Errorf("runs: save run record: %w", err)
 	}
 	if err := b.Commit(); err != nil {
-		return fmt.Errorf("query: save run record: %w", err)
+		return fmt.Errorf("runs: save run record: %w", err)
 	}
 	return nil
 }
@@ -120,7 +125,7 @@ func lastRunID(s storage.Reader) (uint64, error) {
 		return 0, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("query: read run counter: %w", err)
+		return 0, fmt.Errorf("runs: read run counter: %w", err)
 	}
 	if len(v) != 8 {
 		return 0, fmt.Errorf("%w: run counter of %d bytes", ErrCorrupt, len(v))
@@ -128,43 +133,43 @@ func lastRunID(s storage.Reader) (uint64, error) {
 	return binary.BigEndian.Uint64(v), nil
 }
 
-// ListRuns returns every persisted run record in ascending id order.
-func ListRuns(s storage.Reader) ([]*RunRecord, error) {
-	lo := []byte{prefixTrain, famRunRecord}
+// List returns every persisted run record in ascending id order.
+func List(s storage.Reader) ([]*Record, error) {
+	lo := []byte{prefixTrain, famRecord}
 	it, err := s.NewIter(lo, storage.PrefixEnd(lo))
 	if err != nil {
-		return nil, fmt.Errorf("query: list runs: %w", err)
+		return nil, fmt.Errorf("runs: list runs: %w", err)
 	}
 	defer it.Close()
-	var out []*RunRecord
+	var out []*Record
 	for ok := it.First(); ok; ok = it.Next() {
 		v, err := it.Value()
 		if err != nil {
-			return nil, fmt.Errorf("query: list runs: %w", err)
+			return nil, fmt.Errorf("runs: list runs: %w", err)
 		}
-		rec := new(RunRecord)
+		rec := new(Record)
 		if err := json.Unmarshal(v, rec); err != nil {
 			return nil, fmt.Errorf("%w: run record %x: %w", ErrCorrupt, it.Key(), err)
 		}
 		out = append(out, rec)
 	}
 	if err := it.Err(); err != nil {
-		return nil, fmt.Errorf("query: list runs: %w", err)
+		return nil, fmt.Errorf("runs: list runs: %w", err)
 	}
 	return out, nil
 }
 
-// LoadRunModels reads and decodes the model bundle of rec, checking its
+// LoadModels reads and decodes the model bundle of rec, checking its
 // size and SHA-256.
-func LoadRunModels(s storage.Reader, rec *RunRecord) (*pipeline.Models, error) {
+func LoadModels(s storage.Reader, rec *Record) (*pipeline.Models, error) {
 	if rec.ModelChunks == 0 {
-		return nil, fmt.Errorf("%w: run %d has no models", ErrNoModel, rec.ID)
+		return nil, fmt.Errorf("%w: run %d has no models", model.ErrNoModel, rec.ID)
 	}
 	var buf bytes.Buffer
 	for c := 0; c < rec.ModelChunks; c++ {
 		v, err := s.Get(modelChunkKey(rec.ID, uint32(c)))
 		if err != nil {
-			return nil, fmt.Errorf("query: run %d model chunk %d: %w", rec.ID, c, err)
+			return nil, fmt.Errorf("runs: run %d model chunk %d: %w", rec.ID, c, err)
 		}
 		buf.Write(v)
 	}
@@ -179,9 +184,9 @@ func LoadRunModels(s storage.Reader, rec *RunRecord) (*pipeline.Models, error) {
 	return m, nil
 }
 
-// LatestRun returns the newest run record that has models, or ErrNoModel.
-func LatestRun(s storage.Reader) (*RunRecord, error) {
-	runs, err := ListRuns(s)
+// Latest returns the newest run record that has models, or model.ErrNoModel.
+func Latest(s storage.Reader) (*Record, error) {
+	runs, err := List(s)
 	if err != nil {
 		return nil, err
 	}
@@ -190,26 +195,26 @@ func LatestRun(s storage.Reader) (*RunRecord, error) {
 			return runs[i], nil
 		}
 	}
-	return nil, ErrNoModel
+	return nil, model.ErrNoModel
 }
 
-// TrainedModel is a Model over persisted (or freshly trained) pipeline
+// TrainedModel is a model.Model over persisted (or freshly trained) pipeline
 // models: its scorers debias a subgraph with the score networks and
 // classify it with f, exactly as the pipeline did, and add the
 // w/o-Diffusion classifier's probabilities on the clean subgraph when the
 // models have one. It is safe for concurrent use; its scorers are not.
 type TrainedModel struct {
 	models *pipeline.Models
-	info   ModelInfo
+	info   model.Info
 }
 
 // NewTrainedModel wraps models; version identifies them (the bundle's
 // SHA-256 for persisted runs).
 func NewTrainedModel(m *pipeline.Models, version string) (*TrainedModel, error) {
 	if m.F == nil || m.ScoreX == nil || m.ScoreA == nil {
-		return nil, fmt.Errorf("%w: models lack f or the score networks", ErrNoModel)
+		return nil, fmt.Errorf("%w: models lack f or the score networks", model.ErrNoModel)
 	}
-	return &TrainedModel{models: m, info: ModelInfo{
+	return &TrainedModel{models: m, info: model.Info{
 		Version:     version,
 		Seed:        m.Config.Seed,
 		Sample:      m.Config.SampleOptions(),
@@ -218,14 +223,15 @@ func NewTrainedModel(m *pipeline.Models, version string) (*TrainedModel, error) 
 	}}, nil
 }
 
-// LoadLatestModel loads the models of the newest run with models in s, or
-// fails with ErrNoModel.
-func LoadLatestModel(s storage.Reader) (*TrainedModel, error) {
-	rec, err := LatestRun(s)
+// LoadLatest loads the models of the newest run with models in s, or fails
+// with an error wrapping model.ErrNoModel. It is what the engine's
+// Options.LoadModel takes to serve the models fasd train persisted.
+func LoadLatest(s storage.Reader) (model.Model, error) {
+	rec, err := Latest(s)
 	if err != nil {
 		return nil, err
 	}
-	m, err := LoadRunModels(s, rec)
+	m, err := LoadModels(s, rec)
 	if err != nil {
 		return nil, err
 	}
@@ -235,11 +241,11 @@ func LoadLatestModel(s storage.Reader) (*TrainedModel, error) {
 // Models returns the underlying pipeline models.
 func (m *TrainedModel) Models() *pipeline.Models { return m.models }
 
-// Info implements Model.
-func (m *TrainedModel) Info() ModelInfo { return m.info }
+// Info implements model.Model.
+func (m *TrainedModel) Info() model.Info { return m.info }
 
-// NewScorer implements Model.
-func (m *TrainedModel) NewScorer() (Scorer, error) {
+// NewScorer implements model.Model.
+func (m *TrainedModel) NewScorer() (model.Scorer, error) {
 	e, err := m.models.NewEngine()
 	if err != nil {
 		return nil, err
@@ -252,18 +258,18 @@ type trainedScorer struct {
 	x, a []float32
 }
 
-// Contribute implements Scorer: X̃, Ã = Debias(sg, rng); Fair = f(X̃, Ã);
+// Contribute implements model.Scorer: X̃, Ã = Debias(sg, rng); Fair = f(X̃, Ã);
 // Base = f_base(X, A) when the models have a baseline.
-func (s *trainedScorer) Contribute(ctx context.Context, sg *fasd.Subgraph, rng *rand.Rand, dst *Contribution) error {
+func (s *trainedScorer) Contribute(ctx context.Context, sg *fasd.Subgraph, rng *rand.Rand, dst *model.Contribution) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	n, d := sg.N(), sg.D
-	s.x, s.a = growBuf(s.x, n*d), growBuf(s.a, n*n)
+	s.x, s.a = model.GrowBuffer(s.x, n*d), model.GrowBuffer(s.a, n*n)
 	if err := s.e.Debias(sg.X, sg.A, n, rng, s.x, s.a); err != nil {
 		return err
 	}
-	dst.Fair = growBuf(dst.Fair, 2*n)
+	dst.Fair = model.GrowBuffer(dst.Fair, 2*n)
 	if err := s.e.Probs(s.x, s.a, n, dst.Fair); err != nil {
 		return err
 	}
@@ -271,11 +277,11 @@ func (s *trainedScorer) Contribute(ctx context.Context, sg *fasd.Subgraph, rng *
 		dst.Base = nil
 		return nil
 	}
-	dst.Base = growBuf(dst.Base, 2*n)
+	dst.Base = model.GrowBuffer(dst.Base, 2*n)
 	return s.e.BaseProbs(sg.X, sg.A, n, dst.Base)
 }
 
-// DebiasSubgraph implements SubgraphDebiaser: the X̃, Ã that Contribute
+// DebiasSubgraph implements model.SubgraphDebiaser: the X̃, Ã that Contribute
 // classifies.
 func (s *trainedScorer) DebiasSubgraph(ctx context.Context, sg *fasd.Subgraph, rng *rand.Rand, x, a []float32) error {
 	if err := ctx.Err(); err != nil {
@@ -286,11 +292,4 @@ func (s *trainedScorer) DebiasSubgraph(ctx context.Context, sg *fasd.Subgraph, r
 		return fmt.Errorf("%w: buffers of %d and %d values for %d nodes × %d features", fasd.ErrShape, len(x), len(a), n, d)
 	}
 	return s.e.Debias(sg.X, sg.A, n, rng, x, a)
-}
-
-func growBuf(b []float32, n int) []float32 {
-	if cap(b) < n {
-		return make([]float32, n)
-	}
-	return b[:n]
 }
