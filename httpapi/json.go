@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -16,9 +17,13 @@ import (
 // infinite probability); the caller then takes the generic path, which
 // reports the error.
 func appendPrediction(dst []byte, p *query.Prediction) (_ []byte, ok bool) {
-	if !finite(p.Probs[0]) || !finite(p.Probs[1]) ||
-		(p.Baseline != nil && (!finite(p.Baseline[0]) || !finite(p.Baseline[1]))) {
+	if !finite(p.Probs[0]) || !finite(p.Probs[1]) {
 		return dst, false
+	}
+	for _, v := range p.Variants {
+		if !finite(v[0]) || !finite(v[1]) {
+			return dst, false
+		}
 	}
 	b := append(dst, `{"node":`...)
 	b = strconv.AppendUint(b, uint64(p.Node), 10)
@@ -32,12 +37,28 @@ func appendPrediction(dst []byte, p *query.Prediction) (_ []byte, ok bool) {
 	b = appendJSONFloat(b, p.Probs[1])
 	b = append(b, `],"subgraphs":`...)
 	b = strconv.AppendInt(b, int64(p.Subgraphs), 10)
-	if p.Baseline != nil {
-		b = append(b, `,"baseline":[`...)
-		b = appendJSONFloat(b, p.Baseline[0])
-		b = append(b, ',')
-		b = appendJSONFloat(b, p.Baseline[1])
-		b = append(b, ']')
+	if len(p.Variants) > 0 {
+		// encoding/json writes map keys sorted.
+		var buf [4]string
+		names := buf[:0]
+		for name := range p.Variants {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		b = append(b, `,"variants":{`...)
+		for i, name := range names {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			v := p.Variants[name]
+			b = appendJSONString(b, name)
+			b = append(b, `:[`...)
+			b = appendJSONFloat(b, v[0])
+			b = append(b, ',')
+			b = appendJSONFloat(b, v[1])
+			b = append(b, ']')
+		}
+		b = append(b, '}')
 	}
 	b = append(b, `,"model":`...)
 	b = appendJSONString(b, p.Model)

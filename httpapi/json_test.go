@@ -47,7 +47,7 @@ func randomString(rng *rand.Rand) string {
 
 // Ensure that appendPrediction produces exactly encoding/json's bytes for
 // random predictions covering every float regime, odd strings and a
-// present or absent baseline, and that it declines non-finite values.
+// present or absent other variants, and that it declines non-finite values.
 func TestAppendPredictionMatchesMarshal(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	for i := range 20000 {
@@ -58,14 +58,19 @@ func TestAppendPredictionMatchesMarshal(t *testing.T) {
 			Stale: rng.IntN(2) == 0, Source: query.Source(randomString(rng)),
 		}
 		if i%3 != 0 {
-			p.Baseline = &[2]float64{randomFloat(rng), randomFloat(rng)}
+			p.Variants = map[string][2]float64{}
+			for range 1 + rng.IntN(3) {
+				p.Variants[randomString(rng)] = [2]float64{randomFloat(rng), randomFloat(rng)}
+			}
 		}
 		checkAppendPrediction(t, &p)
 	}
 	for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
 		for k := range 4 {
-			p := query.Prediction{Baseline: &[2]float64{}}
-			*[]*float64{&p.Probs[0], &p.Probs[1], &p.Baseline[0], &p.Baseline[1]}[k] = bad
+			var nd [2]float64
+			p := query.Prediction{}
+			*[]*float64{&p.Probs[0], &p.Probs[1], &nd[0], &nd[1]}[k] = bad
+			p.Variants = map[string][2]float64{"no_diffusion": nd}
 			if b, ok := appendPrediction([]byte("x"), &p); ok || string(b) != "x" {
 				t.Errorf("accepted %v at %d: %q", bad, k, b)
 			}
@@ -95,7 +100,7 @@ func FuzzAppendPrediction(f *testing.F) {
 		p := query.Prediction{Node: node, ID: id, Class: class, Probs: [2]float64{p0, p1}, Subgraphs: sub, Model: model,
 			ViewVersion: vv, GraphVersion: gv, Stale: stale, Source: query.Source(source)}
 		if hasBase {
-			p.Baseline = &[2]float64{b0, b1}
+			p.Variants = map[string][2]float64{model: {b0, b1}, "no_diffusion": {b1, b0}}
 		}
 		if _, err := json.Marshal(&p); err != nil {
 			if _, ok := appendPrediction(nil, &p); ok {

@@ -207,7 +207,7 @@ func TestHandlerFlow(t *testing.T) {
 		t.Fatalf("delete edges %s: %d %v", del, code, body)
 	}
 	code, body = do(t, h, "GET", "/v1/audit?set=labelled", "")
-	if code != 200 || body["fair"] == nil || body["baseline"] == nil {
+	if code != 200 || body["fair"] == nil || body["variants"].(map[string]any)["no_diffusion"] == nil {
 		t.Fatalf("audit: %d %v", code, body)
 	}
 	code, body = do(t, h, "GET", "/healthz", "")

@@ -21,10 +21,14 @@
 //
 //   - per root r, a record: the recipe (r, the run seed, the model version,
 //     the graph version it was sampled at), the members and the expanded
-//     nodes of its sample, and the members' class probabilities after
-//     debiasing (and without, for the w/o-Diffusion baseline);
-//   - per node u, its view: the probabilities averaged over the subgraphs
-//     containing u, their number, the model and the graph version;
+//     nodes of its sample, and the members' class probabilities of every
+//     variant of the model (model.Info.Variants: the served one, the fair
+//     classifier on the debiased subgraph, first; then for example the
+//     w/o-Diffusion baseline or other debiasing settings);
+//   - per node u, its view: per variant, the probabilities averaged over
+//     the subgraphs containing u; their number, the model and the graph
+//     version. Predict serves the first variant as Prediction.Probs and
+//     the others by name in Prediction.Variants.
 //   - roaring inverted indexes u → roots whose subgraph contains u, and
 //     u → roots that expanded u (whose sampling read u's neighbour list).
 //
@@ -105,22 +109,30 @@
 //	key                 value
 //	──────────────────  ─────────────────────────────────────────────────
 //	"V" "m"             JSON meta {format, model, seed, sampler, feature
-//	                    hash, baseline}; other values → views rebuilt
+//	                    hash, variants}; other values → views rebuilt
 //	"V" "s"             JSON state {complete, marked, refreshed}
 //	"V" "R"             roaring bitmap: roots with a record
 //	"V" "D"             roaring bitmap: dirty roots
 //	"V" "S"             roaring bitmap: stale nodes
 //	"V" "F"             roaring bitmap: nodes whose view must be recomputed
-//	"V" "r" root:u32    u8 format │ u8 flags │ u16 n │ u16 e │ u64 graph
-//	                    version │ u64 model tag │ n×u32 members │ e×u16
-//	                    expanded │ 2n×f32 probabilities │ [2n×f32 baseline]
-//	"V" "n" node:u32    u8 format │ u8 flags │ u32 count │ u64 graph
-//	                    version │ u64 model tag │ 2×f64 mean │ [2×f64 base]
+//	"V" "r" root:u32    u8 format │ u8 variants k │ u16 n │ u16 e │ u64
+//	                    graph version │ u64 model tag │ n×u32 members │
+//	                    e×u16 expanded │ k × 2n×f32 probabilities
+//	"V" "n" node:u32    u8 format │ u8 variants k │ u32 count │ u64 graph
+//	                    version │ u64 model tag │ k × 2×f64 mean
 //	"V" "c" node:u32    roaring bitmap: roots whose subgraph contains node
 //	"V" "e" node:u32    roaring bitmap: roots that expanded node
 //
 // Bitmaps are stored in a canonical form (rebuilt and run-optimised), so
 // equal sets are equal bytes.
+//
+// The views' format is 2 (in the meta record and the first byte of every
+// record and view). Format 1 had the same layout with a flags byte in
+// place of k (bit 0: a w/o-Diffusion baseline follows the fair vector)
+// and "baseline" instead of "variants" in the meta record; Open migrates
+// such views in place by rewriting the meta record (their records read
+// as one or two variants, "fasd" and "no_diffusion"). Other formats are
+// refused with ErrFormat.
 //
 // Trained runs (package runs) start with 'T'.
 //

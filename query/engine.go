@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -37,8 +39,13 @@ var (
 	ErrInvalid = errors.New("query: invalid argument")
 )
 
-// viewsFormat is the version of the views' key layout and records.
-const viewsFormat = 1
+// viewsFormat is the version of the views' key layout and records. Format
+// 1 (a fair vector and an optional baseline) is migrated on Open: its
+// records are read as they are, the meta record is rewritten.
+const (
+	viewsFormat   = 2
+	viewsFormatV1 = 1
+)
 
 // Options configure Open. A nil *Options means all defaults; zero fields
 // mean the default.
@@ -116,7 +123,32 @@ type meta struct {
 	Edges       string `json:"edges"`
 	MaxNodes    int    `json:"max_nodes"`
 	FeatureHash string `json:"feature_hash"`
-	Baseline    bool   `json:"baseline"`
+	// Variants names the probability vectors of every record and view,
+	// in stored order.
+	Variants []string `json:"variants"`
+	// Baseline is format 1's only variant flag (the views hold "fasd" and
+	// "no_diffusion" when set, "fasd" alone otherwise).
+	Baseline bool `json:"baseline,omitempty"`
+}
+
+// equal reports whether m and o describe the same views.
+func (m *meta) equal(o *meta) bool {
+	a, b := *m, *o
+	a.Variants, b.Variants = nil, nil
+	return reflect.DeepEqual(a, b) && slices.Equal(m.Variants, o.Variants)
+}
+
+// migrate turns a format-1 meta record into format 2.
+func (m *meta) migrate() {
+	if m.Format != viewsFormatV1 {
+		return
+	}
+	m.Format = viewsFormat
+	m.Variants = []string{model.FairVariant}
+	if m.Baseline {
+		m.Variants = append(m.Variants, model.NoDiffusionVariant)
+	}
+	m.Baseline = false
 }
 
 // state is the JSON record under "V" "s".
@@ -146,6 +178,7 @@ type Engine struct {
 	g        *index.Graph
 	model    model.Model
 	info     model.Info
+	variants []string // info.VariantNames()
 	tag      uint64
 	opts     Options
 
@@ -247,6 +280,10 @@ func Open(dir string, opts *Options) (_ *Engine, err error) {
 	if err := e.info.Sample.Validate(); err != nil {
 		return nil, fmt.Errorf("query: model sampler options: %w", err)
 	}
+	if err := e.info.ValidateVariants(); err != nil {
+		return nil, fmt.Errorf("%w: model variants: %w", ErrInvalid, err)
+	}
+	e.variants = e.info.VariantNames()
 	if schema := e.g.Schema(); e.info.FeatureHash != schema.FeatureHash() {
 		want := schema.FeatureHash()
 		return nil, fmt.Errorf("%w: models trained on features %.12s…, graph has %.12s…; retrain with fasd train",
@@ -270,7 +307,7 @@ func (e *Engine) wantMeta() meta {
 	return meta{
 		Format: viewsFormat, Model: e.info.Version, Seed: e.info.Seed,
 		Mode: s.Mode.String(), Depth: s.Depth, Fanout: s.Fanout, Edges: s.Edges.String(), MaxNodes: s.MaxNodes,
-		FeatureHash: e.info.FeatureHash, Baseline: e.info.Baseline,
+		FeatureHash: e.info.FeatureHash, Variants: e.info.VariantNames(),
 	}
 }
 
@@ -291,11 +328,29 @@ func (e *Engine) init() error {
 		if err := json.Unmarshal(b, &have); err != nil {
 			return fmt.Errorf("%w: meta: %w", ErrCorrupt, err)
 		}
-		if have.Format != viewsFormat {
-			return fmt.Errorf("%w: views format %d, this build reads %d", ErrFormat, have.Format, viewsFormat)
+		if have.Format != viewsFormat && have.Format != viewsFormatV1 {
+			return fmt.Errorf("%w: views format %d, this build reads %d and %d (delete the views' keys, prefix 'V', and run fasd materialize, or use a newer build)",
+				ErrFormat, have.Format, viewsFormatV1, viewsFormat)
 		}
 	}
-	if have != want {
+	if have.Format == viewsFormatV1 {
+		// Records and views of format 1 decode as format 2 with one or
+		// two variants: rewriting the meta record migrates the views.
+		have.migrate()
+		if have.equal(&want) {
+			mb, _ := json.Marshal(&want)
+			b := e.store.NewBatch()
+			err := b.Set(keyMeta, mb)
+			if err == nil {
+				err = b.Commit()
+			}
+			b.Close()
+			if err != nil {
+				return fmt.Errorf("query: migrate views to format %d: %w", viewsFormat, err)
+			}
+		}
+	}
+	if !have.equal(&want) {
 		// No views, or views of other models: start afresh.
 		if err := e.wipe(); err != nil {
 			return err

@@ -2,8 +2,10 @@ package query
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 
@@ -25,9 +27,10 @@ func openEngine(t testing.TB, s storage.Store, m model.Model) *Engine {
 
 func TestMaterializeMatchesOracle(t *testing.T) {
 	ctx := context.Background()
-	for _, baseline := range []bool{true, false} {
+	for _, variants := range [][]string{{"fasd", "no_diffusion"}, nil, {"fasd", "no_diffusion", "no_adjacency"}} {
 		s, g := newTestGraph(t, 150, 4, 4, 1)
-		m := newTestModel(featureNames(4), 11, baseline)
+		m := newTestModel(featureNames(4), 11, false)
+		m.Spec.Variants = variants
 		e := openEngine(t, s, m)
 		rep, err := e.Materialize(ctx)
 		if err != nil {
@@ -52,8 +55,8 @@ func TestMaterializeMatchesOracle(t *testing.T) {
 			if c == 0 && (p.Source != SourceApprox || p.Subgraphs != 0) {
 				t.Fatalf("node %d in no subgraph: %+v", u, p)
 			}
-			if (p.Baseline != nil) != baseline {
-				t.Fatalf("baseline %v, want %v", p.Baseline, baseline)
+			if want := max(len(variants)-1, 0); len(p.Variants) != want {
+				t.Fatalf("node %d: variants %v, want %d besides the served one", u, p.Variants, want)
 			}
 		}
 		// A second Materialize has nothing to do.
@@ -428,5 +431,101 @@ func TestMaterializeResumes(t *testing.T) {
 	}
 	if got, want := dumpViews(t, s), dumpViews(t, fresh.store); got != want {
 		t.Fatalf("resumed views differ from a rebuild:\n%s", firstDiff(got, want))
+	}
+}
+
+// Ensure that views written in format 1 (a fair vector and a flagged
+// baseline) are migrated on Open: the meta record is rewritten, every
+// record and view is still served without recomputation and equals the
+// oracle, and an unknown format is refused with ErrFormat.
+func TestViewsFormat1Migrated(t *testing.T) {
+	ctx := context.Background()
+	s, g := newTestGraph(t, 80, 3, 4, 12)
+	m := newTestModel(featureNames(3), 4, true)
+	e := openEngine(t, s, m)
+	if _, err := e.Materialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Rewrite the views as format 1 wrote them.
+	rewrite := func(f func(k, v []byte) []byte) {
+		it, err := s.NewIter([]byte{prefixViews}, []byte{prefixViews + 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := s.NewBatch()
+		for ok := it.First(); ok; ok = it.Next() {
+			v, _ := it.Value()
+			if nv := f(it.Key(), append([]byte(nil), v...)); nv != nil {
+				if err := b.Set(append([]byte(nil), it.Key()...), nv); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		it.Close()
+		if err := b.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+	}
+	records := 0
+	rewrite(func(k, v []byte) []byte {
+		switch {
+		case len(k) == 6 && (k[1] == famRoot || k[1] == famNode):
+			if v[0] != recordFormat || v[1] != 2 {
+				t.Fatalf("key %x: format %d with %d variants", k, v[0], v[1])
+			}
+			v[0], v[1] = recordFormatV1, flagBaselineV1
+			records++
+			return v
+		case len(k) == 2 && k[1] == famMeta:
+			var mt map[string]any
+			if err := json.Unmarshal(v, &mt); err != nil {
+				t.Fatal(err)
+			}
+			mt["format"], mt["baseline"] = viewsFormatV1, true
+			delete(mt, "variants")
+			b, _ := json.Marshal(mt)
+			return b
+		}
+		return nil
+	})
+	if records == 0 {
+		t.Fatal("no records rewritten")
+	}
+	calls := m.Calls()
+	e = openEngine(t, s, m)
+	o := oracle(t, g, m)
+	if n := checkViews(t, e, o, "migrated"); n != 0 {
+		t.Fatalf("%d stale views after the migration", n)
+	}
+	for u, c := range o.counts {
+		if c == 0 {
+			continue
+		}
+		if p, err := e.Predict(ctx, uint32(u)); err != nil || p.Source != SourceView || !o.matches(p) {
+			t.Fatalf("node %d after the migration: %+v %v", u, p, err)
+		}
+	}
+	if m.Calls() != calls+int64(len(o.sets)) { // the oracle's own calls
+		t.Fatalf("the migration recomputed %d subgraphs", m.Calls()-calls-int64(len(o.sets)))
+	}
+	var mt meta
+	b, _ := s.Get(keyMeta)
+	if err := json.Unmarshal(b, &mt); err != nil || mt.Format != viewsFormat || len(mt.Variants) != 2 {
+		t.Fatalf("meta after the migration: %s %v", b, err)
+	}
+	e.Close()
+	// A format from the future is refused.
+	rewrite(func(k, v []byte) []byte {
+		if len(k) == 2 && k[1] == famMeta {
+			return []byte(`{"format":99}`)
+		}
+		return nil
+	})
+	if _, err := Open("", &Options{Store: s, Model: m}); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "99") {
+		t.Fatalf("format 99: %v", err)
 	}
 }

@@ -58,8 +58,9 @@ func newTestGraph(t testing.TB, n, d int, deg float64, seed uint64) (storage.Sto
 // the model and fasd.AveragePredictions.
 type oracleResult struct {
 	counts []int32
-	fair   []float64 // n×2
-	base   []float64
+	fair   []float64 // n×2, the served variant
+	// others are the other variants' n×2 probabilities, by name.
+	others map[string][]float64
 	sets   map[uint32]fasd.SubgraphProbs
 }
 
@@ -107,8 +108,9 @@ func oracle(t testing.TB, g *index.Graph, m model.Model) *oracleResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := &oracleResult{counts: make([]int32, n), fair: make([]float64, 2*n), base: make([]float64, 2*n), sets: map[uint32]fasd.SubgraphProbs{}}
-	var fairSets, baseSets []fasd.SubgraphProbs
+	names := info.VariantNames()
+	res := &oracleResult{counts: make([]int32, n), fair: make([]float64, 2*n), others: map[string][]float64{}, sets: map[uint32]fasd.SubgraphProbs{}}
+	perVariant := make([][]fasd.SubgraphProbs, len(names))
 	// Reverse order: the result must not depend on the order of roots.
 	for i := len(roots) - 1; i >= 0; i-- {
 		r := roots[i]
@@ -124,19 +126,25 @@ func oracle(t testing.TB, g *index.Graph, m model.Model) *oracleResult {
 		if err := sc.Contribute(context.Background(), &sg, fasd.NewRand(fasd.RootSeed(info.Seed, fasd.PurposeDebias, r)), &c); err != nil {
 			t.Fatal(err)
 		}
-		sp := fasd.SubgraphProbs{Root: r, Nodes: append([]uint32(nil), sample.Nodes...), P: append([]float32(nil), c.Fair...)}
-		fairSets = append(fairSets, sp)
-		res.sets[r] = sp
-		if c.Base != nil {
-			baseSets = append(baseSets, fasd.SubgraphProbs{Root: r, Nodes: sp.Nodes, P: append([]float32(nil), c.Base...)})
+		if len(c.Probs) != len(names) {
+			t.Fatalf("scorer returned %d variants, info names %d", len(c.Probs), len(names))
+		}
+		nodes := append([]uint32(nil), sample.Nodes...)
+		for k, p := range c.Probs {
+			sp := fasd.SubgraphProbs{Root: r, Nodes: nodes, P: append([]float32(nil), p...)}
+			perVariant[k] = append(perVariant[k], sp)
+			if k == 0 {
+				res.sets[r] = sp
+			}
 		}
 	}
-	if err := fasd.AveragePredictions(fairSets, n, 2, res.fair, res.counts); err != nil {
+	if err := fasd.AveragePredictions(perVariant[0], n, 2, res.fair, res.counts); err != nil {
 		t.Fatal(err)
 	}
-	if info.Baseline {
+	for k := 1; k < len(names); k++ {
 		counts := make([]int32, n)
-		if err := fasd.AveragePredictions(baseSets, n, 2, res.base, counts); err != nil {
+		res.others[names[k]] = make([]float64, 2*n)
+		if err := fasd.AveragePredictions(perVariant[k], n, 2, res.others[names[k]], counts); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -150,12 +158,18 @@ func (o *oracleResult) matches(p Prediction) bool {
 	if int(u) >= len(o.counts) || int(o.counts[u]) != p.Subgraphs || o.counts[u] == 0 {
 		return false
 	}
+	if len(p.Variants) != len(o.others) {
+		return false
+	}
 	for c := range 2 {
 		if math.Float64bits(p.Probs[c]) != math.Float64bits(o.fair[2*int(u)+c]) {
 			return false
 		}
-		if p.Baseline != nil && math.Float64bits(p.Baseline[c]) != math.Float64bits(o.base[2*int(u)+c]) {
-			return false
+		for name, want := range o.others {
+			got, ok := p.Variants[name]
+			if !ok || math.Float64bits(got[c]) != math.Float64bits(want[2*int(u)+c]) {
+				return false
+			}
 		}
 	}
 	return true

@@ -219,8 +219,17 @@ func NewTrainedModel(m *pipeline.Models, version string) (*TrainedModel, error) 
 		Seed:        m.Config.Seed,
 		Sample:      m.Config.SampleOptions(),
 		FeatureHash: m.FeatureHash,
-		Baseline:    m.FBase != nil,
+		Variants:    variantsOf(m),
 	}}, nil
+}
+
+// variantsOf names the probability vectors of m's scorers: model.FairVariant,
+// and model.NoDiffusionVariant when m has the w/o-Diffusion classifier.
+func variantsOf(m *pipeline.Models) []string {
+	if m.FBase == nil {
+		return []string{model.FairVariant}
+	}
+	return []string{model.FairVariant, model.NoDiffusionVariant}
 }
 
 // LoadLatest loads the models of the newest run with models in s, or fails
@@ -258,8 +267,9 @@ type trainedScorer struct {
 	x, a []float32
 }
 
-// Contribute implements model.Scorer: X̃, Ã = Debias(sg, rng); Fair = f(X̃, Ã);
-// Base = f_base(X, A) when the models have a baseline.
+// Contribute implements model.Scorer: X̃, Ã = Debias(sg, rng); variant
+// "fasd" = f(X̃, Ã); variant "no_diffusion" = f_base(X, A) when the models
+// have a baseline.
 func (s *trainedScorer) Contribute(ctx context.Context, sg *fasd.Subgraph, rng *rand.Rand, dst *model.Contribution) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -269,16 +279,19 @@ func (s *trainedScorer) Contribute(ctx context.Context, sg *fasd.Subgraph, rng *
 	if err := s.e.Debias(sg.X, sg.A, n, rng, s.x, s.a); err != nil {
 		return err
 	}
-	dst.Fair = model.GrowBuffer(dst.Fair, 2*n)
-	if err := s.e.Probs(s.x, s.a, n, dst.Fair); err != nil {
+	hasBase := s.e.Models().FBase != nil
+	k := 1
+	if hasBase {
+		k = 2
+	}
+	dst.Resize(k, n)
+	if err := s.e.Probs(s.x, s.a, n, dst.Probs[0]); err != nil {
 		return err
 	}
-	if s.e.Models().FBase == nil {
-		dst.Base = nil
+	if !hasBase {
 		return nil
 	}
-	dst.Base = model.GrowBuffer(dst.Base, 2*n)
-	return s.e.BaseProbs(sg.X, sg.A, n, dst.Base)
+	return s.e.BaseProbs(sg.X, sg.A, n, dst.Probs[1])
 }
 
 // DebiasSubgraph implements model.SubgraphDebiaser: the X̃, Ã that Contribute

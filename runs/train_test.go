@@ -93,7 +93,7 @@ func TestTrain_PersistAndLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Info().Seed != 1 || !m.Info().Baseline || m.Info().Version != rec.ModelSHA256 {
+	if info := m.Info(); info.Seed != 1 || len(info.Variants) != 2 || info.Variants[1] != model.NoDiffusionVariant || info.Version != rec.ModelSHA256 {
 		t.Fatalf("info %+v", m.Info())
 	}
 	v, _ := g.View()

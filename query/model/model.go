@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 
 	"github.com/fasd-db/fasd/fasd"
@@ -27,18 +28,77 @@ type Info struct {
 	// FeatureHash identifies the feature names, in order, the models were
 	// trained on (index.Schema.FeatureHash of the names).
 	FeatureHash string
-	// Baseline reports whether scorers also return w/o-Diffusion
-	// probabilities.
-	Baseline bool
+	// Variants names the probability vectors a Scorer returns for every
+	// subgraph, in order (at most MaxVariants, distinct, each a non-empty
+	// lower-case identifier): Variants[0] is the one the engine serves as
+	// the prediction (for the FASD models, FairVariant); the others (a
+	// baseline, other debiasing settings) are stored and averaged alongside
+	// it. Nil means FairVariant alone.
+	Variants []string
 }
 
-// Contribution is what a Scorer returns for one subgraph: class
-// probabilities per local node (N×2, row-major) of the debiased subgraph,
-// and optionally those of the w/o-Diffusion classifier on the clean
-// subgraph (nil when the models have no baseline).
+// The variant names of the trained FASD models.
+const (
+	// FairVariant is the classifier f on the debiased subgraph.
+	FairVariant = "fasd"
+	// NoDiffusionVariant is the w/o-Diffusion classifier on the clean
+	// subgraph (the baseline stored with the models).
+	NoDiffusionVariant = "no_diffusion"
+)
+
+// MaxVariants bounds the variants of a model.
+const MaxVariants = 16
+
+// VariantNames returns the variant names, FairVariant alone when none are
+// given.
+func (i *Info) VariantNames() []string {
+	if len(i.Variants) == 0 {
+		return []string{FairVariant}
+	}
+	return i.Variants
+}
+
+// ValidateVariants checks the variant names: at most MaxVariants, distinct,
+// each 1 to 32 characters of a–z, 0–9 and '_' starting with a letter.
+func (i *Info) ValidateVariants() error {
+	names := i.VariantNames()
+	if len(names) > MaxVariants {
+		return fmt.Errorf("%d variants, at most %d", len(names), MaxVariants)
+	}
+	seen := map[string]bool{}
+	for k, n := range names {
+		if seen[n] {
+			return fmt.Errorf("variants[%d]: %q named twice", k, n)
+		}
+		seen[n] = true
+		ok := len(n) >= 1 && len(n) <= 32 && n[0] >= 'a' && n[0] <= 'z'
+		for j := 0; ok && j < len(n); j++ {
+			c := n[j]
+			ok = c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_'
+		}
+		if !ok {
+			return fmt.Errorf("variants[%d]: %q is not a lower-case identifier of at most 32 characters", k, n)
+		}
+	}
+	return nil
+}
+
+// Contribution is what a Scorer returns for one subgraph: per variant of
+// the model (Info.Variants, in order), the class probabilities of every
+// local node (N×2, row-major).
 type Contribution struct {
-	Fair []float32
-	Base []float32
+	Probs [][]float32
+}
+
+// Resize makes c hold k variants of n nodes each, reusing its slices.
+func (c *Contribution) Resize(k, n int) {
+	if cap(c.Probs) < k {
+		c.Probs = append(c.Probs[:cap(c.Probs)], make([][]float32, k-cap(c.Probs))...)
+	}
+	c.Probs = c.Probs[:k]
+	for i := range c.Probs {
+		c.Probs[i] = GrowBuffer(c.Probs[i], 2*n)
+	}
 }
 
 // Model is a set of trained models. It must be safe for concurrent use;
@@ -51,11 +111,10 @@ type Model interface {
 
 // Scorer debiases and classifies one subgraph.
 type Scorer interface {
-	// Contribute debiases sg with randomness from rng only and writes the
-	// class probabilities of every local node of the debiased subgraph
-	// into dst.Fair (and, for models with a baseline, those of the
-	// w/o-Diffusion classifier on the clean sg into dst.Base), reusing
-	// dst's slices. sg must not be modified.
+	// Contribute debiases sg with randomness from rng only and writes, for
+	// every variant of the model in order, the class probabilities of
+	// every local node into dst.Probs (dst.Resize sizes it), reusing dst's
+	// slices. sg must not be modified.
 	Contribute(ctx context.Context, sg *fasd.Subgraph, rng *rand.Rand, dst *Contribution) error
 }
 

@@ -27,8 +27,8 @@ type Model struct {
 }
 
 // NewModel returns a test model for a graph with the feature names names
-// (Algorithm 3 sampler, depth 2, fanout 3), with a w/o-Diffusion baseline
-// if baseline.
+// (Algorithm 3 sampler, depth 2, fanout 3) with the variant "fasd" and, if
+// baseline, "no_diffusion" (the classifier on the clean subgraph).
 func NewModel(names []string, seed uint64, baseline bool) *Model {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	w := make([]float64, len(names))
@@ -36,11 +36,15 @@ func NewModel(names []string, seed uint64, baseline bool) *Model {
 		w[i] = rng.NormFloat64()
 	}
 	schema := index.Schema{Features: names}
+	variants := []string{model.FairVariant}
+	if baseline {
+		variants = append(variants, model.NoDiffusionVariant)
+	}
 	return &Model{
 		Spec: model.Info{
 			Version: fmt.Sprintf("test-%d", seed), Seed: seed,
 			Sample:      fasd.SampleOptions{Mode: fasd.SamplerAlg3, Depth: 2, Fanout: 3},
-			FeatureHash: schema.FeatureHash(), Baseline: baseline,
+			FeatureHash: schema.FeatureHash(), Variants: variants,
 		},
 		w: w,
 	}
@@ -69,11 +73,19 @@ func (s *scorer) Contribute(ctx context.Context, sg *fasd.Subgraph, rng *rand.Ra
 	n, d := sg.N(), sg.D
 	s.x = append(s.x[:0], sg.X...)
 	s.debias(sg, rng, s.x)
-	dst.Fair = s.m.Classify(s.x, sg.A, n, d, dst.Fair)
-	if s.m.Spec.Baseline {
-		dst.Base = s.m.Classify(sg.X, sg.A, n, d, dst.Base)
-	} else {
-		dst.Base = nil
+	names := s.m.Spec.VariantNames()
+	dst.Resize(len(names), n)
+	for k, name := range names {
+		switch {
+		case k == 0:
+			dst.Probs[k] = s.m.Classify(s.x, sg.A, n, d, dst.Probs[k])
+		case name == model.NoDiffusionVariant:
+			dst.Probs[k] = s.m.Classify(sg.X, sg.A, n, d, dst.Probs[k])
+		default:
+			// Any other variant: the debiased subgraph with the
+			// adjacency dropped.
+			dst.Probs[k] = s.m.Classify(s.x, make([]float32, n*n), n, d, dst.Probs[k])
+		}
 	}
 	return nil
 }
