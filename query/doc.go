@@ -102,9 +102,10 @@
 //
 // # Key layout
 //
-// Every view key starts with 'V' (package index uses 'M', 'N', 'X', 'A',
-// 'G'; storage reserves 0x00). Ids are big-endian u32, values
-// little-endian.
+// Every view key starts with 'V' (index.PrefixViews; index.KeyPrefixes
+// registers every prefix of a store with its owner). Ids are big-endian
+// u32, values little-endian. DeleteViews deletes them all (fasd load
+// --replace does, through index.LoadOptions.Delete).
 //
 //	key                 value
 //	──────────────────  ─────────────────────────────────────────────────

@@ -435,35 +435,17 @@ func (e *Engine) readState() (state, error) {
 }
 
 // wipe deletes every view key, in bounded batches.
-func (e *Engine) wipe() error {
-	lo, hi := []byte{prefixViews}, []byte{prefixViews + 1}
-	for {
-		it, err := e.store.NewIter(lo, hi)
-		if err != nil {
-			return fmt.Errorf("query: wipe views: %w", err)
-		}
-		b := e.store.NewBatch()
-		n := 0
-		for ok := it.First(); ok && n < 4096; ok = it.Next() {
-			if err := b.Delete(append([]byte(nil), it.Key()...)); err != nil {
-				it.Close()
-				b.Close()
-				return err
-			}
-			n++
-		}
-		err = errors.Join(it.Err(), it.Close())
-		if err == nil && n > 0 {
-			err = b.Commit()
-		}
-		b.Close()
-		if err != nil {
-			return fmt.Errorf("query: wipe views: %w", err)
-		}
-		if n == 0 {
-			return nil
-		}
+func (e *Engine) wipe() error { return DeleteViews(e.store) }
+
+// DeleteViews deletes every key of the views (prefix index.PrefixViews) in
+// s, in bounded batches; no engine may have s open. It is the views'
+// deleter for index.LoadOptions.Delete: views are derived from the graph
+// and rebuilt by Materialize.
+func DeleteViews(s storage.Store) error {
+	if _, err := storage.DeletePrefix(s, []byte{prefixViews}); err != nil {
+		return fmt.Errorf("query: delete views: %w", err)
 	}
+	return nil
 }
 
 // Close releases the engine (and the store if the engine opened it). A

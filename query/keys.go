@@ -7,11 +7,13 @@ import (
 	"math"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/fasd-db/fasd/index"
 	"github.com/fasd-db/fasd/storage"
 )
 
-// prefixViews is the first byte of every key of the views (see doc.go).
-const prefixViews = 'V'
+// prefixViews is the first byte of every key of the views (see doc.go),
+// registered in index.KeyPrefixes.
+const prefixViews = index.PrefixViews
 
 // Sub-families of the view keys.
 const (

@@ -12,8 +12,10 @@
 //
 // # Key layout
 //
-// Runs live under the first key byte 'T' (see index.KeyPrefixes for the
-// registry of every prefix); run ids are big-endian u64:
+// Runs live under the first key byte 'T' (index.PrefixRuns; see
+// index.KeyPrefixes for the registry of every prefix); run ids are
+// big-endian u64. DeleteAll deletes them all (fasd load --replace
+// --drop-runs does, through index.LoadOptions.Delete):
 //
 //	key                          value
 //	───────────────────────────  ─────────────────────────────────────────

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fasd-db/fasd/fasd"
 	"github.com/fasd-db/fasd/fasd/pipeline"
+	"github.com/fasd-db/fasd/index"
 	"github.com/fasd-db/fasd/query/model"
 	"github.com/fasd-db/fasd/storage"
 )
@@ -30,7 +31,7 @@ var ErrCorrupt = errors.New("runs: corrupt run data")
 //	"T" "m" id:u64 chunk:u32     model bundle (pipeline.Models.MarshalBinary),
 //	                             split into chunks of at most 1 MiB
 const (
-	prefixTrain   = 'T'
+	prefixTrain   = index.PrefixRuns
 	famRunSeq     = 's'
 	famRecord     = 'r'
 	famRunModel   = 'm'
@@ -115,6 +116,16 @@ func Save(s storage.Store, rec *Record, m *pipeline.Models) error {
 	}
 	if err := b.Commit(); err != nil {
 		return fmt.Errorf("runs: save run record: %w", err)
+	}
+	return nil
+}
+
+// DeleteAll deletes every run record and model bundle of s (prefix
+// index.PrefixRuns), in bounded batches, and the run counter with them. It
+// is the runs' deleter for index.LoadOptions.Delete.
+func DeleteAll(s storage.Store) error {
+	if _, err := storage.DeletePrefix(s, []byte{prefixTrain}); err != nil {
+		return fmt.Errorf("runs: delete runs: %w", err)
 	}
 	return nil
 }
