@@ -29,7 +29,8 @@
 //
 // Dependencies point one way: cmd/fasd → {httpapi → query, runs};
 // query → {query/model, index → storage, fasd}; runs → {query/model, index,
-// fasd}; fasd imports no other package of this module. The engine reaches
+// fasd}; fasd imports no other package of this module; index and fasd
+// share only the leaf vocabulary fasd/attr (Split, Unknown). The engine reaches
 // neither net/http nor the training code (internal/lint checks it
 // transitively).
 package fasd

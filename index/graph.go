@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fasd-db/fasd/fasd/attr"
 	"github.com/fasd-db/fasd/storage"
 )
 
@@ -17,57 +18,28 @@ import (
 // recorded in the schema record.
 const FormatVersion = 1
 
-// Split says which part of the train/validation/test split a node is in.
-type Split uint8
+// Split says which part of the train/validation/test split a node is in;
+// it is attr.Split, the type package fasd uses.
+type Split = attr.Split
 
-// The splits. SplitNone is every node outside the split (unlabelled nodes,
-// test nodes of unknown sensitive value, nodes added later).
+// The splits (attr's). SplitNone is every node outside the split
+// (unlabelled nodes, test nodes of unknown sensitive value, nodes added
+// later).
 const (
-	SplitNone Split = iota
-	SplitTrain
-	SplitVal
-	SplitTest
+	SplitNone  = attr.SplitNone
+	SplitTrain = attr.SplitTrain
+	SplitVal   = attr.SplitVal
+	SplitTest  = attr.SplitTest
 )
 
 // Splits lists the three parts of the split, in order.
-var Splits = [...]Split{SplitTrain, SplitVal, SplitTest}
-
-// String returns "none", "train", "val" or "test".
-func (s Split) String() string {
-	switch s {
-	case SplitNone:
-		return "none"
-	case SplitTrain:
-		return "train"
-	case SplitVal:
-		return "val"
-	case SplitTest:
-		return "test"
-	}
-	return fmt.Sprintf("Split(%d)", uint8(s))
-}
-
-// ParseSplit parses the names String gives ("none", "train", "val",
-// "test"); the empty string is SplitNone too.
-func ParseSplit(name string) (Split, error) {
-	switch name {
-	case "", "none":
-		return SplitNone, nil
-	case "train":
-		return SplitTrain, nil
-	case "val":
-		return SplitVal, nil
-	case "test":
-		return SplitTest, nil
-	}
-	return 0, fmt.Errorf("%w: split %q is not one of train, val, test, none", ErrInvalid, name)
-}
+var Splits = attr.Splits
 
 // Unknown is the sensitive value of a node whose group is not known, and
-// Unlabelled the label of a node without one.
+// Unlabelled the label of a node without one: both attr.Unknown.
 const (
-	Unknown    int8 = -1
-	Unlabelled int8 = -1
+	Unknown    = attr.Unknown
+	Unlabelled = attr.Unknown
 )
 
 // Node is everything the graph stores about a node apart from its edges.

@@ -52,7 +52,7 @@ func (n *viewNodes) NodeAttrs(v uint32) (int8, int8, fasd.Split, error) {
 	split := fasd.SplitNone
 	for i, bm := range n.splits {
 		if bm.Contains(v) {
-			split = fasd.Split(index.Splits[i])
+			split = index.Splits[i]
 		}
 	}
 	return s, y, split, nil

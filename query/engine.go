@@ -95,7 +95,9 @@ func (o *Options) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (o *Options) ensureDefaults() Options {
+// withDefaults returns a copy of o (or of the zero Options for nil) with
+// every zero field replaced by its default.
+func (o *Options) withDefaults() Options {
 	var c Options
 	if o != nil {
 		c = *o
@@ -248,7 +250,7 @@ func Open(dir string, opts *Options) (_ *Engine, err error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	o := opts.ensureDefaults()
+	o := opts.withDefaults()
 	e := &Engine{opts: o, scorers: make(chan model.Scorer, o.Workers+2), subs: newSubgraphCache(o.SubgraphCacheBytes)}
 	if o.Store != nil {
 		e.store = o.Store

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/fasd-db/fasd/fasd/attr"
 	"github.com/fasd-db/fasd/index"
 )
 
@@ -195,7 +196,7 @@ func (n *NewNode) UnmarshalJSON(b []byte) error {
 	if err := dec.Decode(&j); err != nil {
 		return err
 	}
-	split, err := index.ParseSplit(j.Split)
+	split, err := attr.ParseSplit(j.Split)
 	if err != nil {
 		return fmt.Errorf("split: %w", err)
 	}

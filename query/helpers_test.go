@@ -90,7 +90,7 @@ func oracle(t testing.TB, g *index.Graph, m model.Model) *oracleResult {
 			t.Fatal(err)
 		}
 		arr.X = append(arr.X, node.Features...)
-		arr.S[u], arr.Y[u], arr.Split[u] = node.Sensitive, node.Label, fasd.Split(node.Split)
+		arr.S[u], arr.Y[u], arr.Split[u] = node.Sensitive, node.Label, node.Split
 		if node.Split != index.SplitNone || (node.Label >= 0 && node.Sensitive >= 0) {
 			roots = append(roots, u)
 		}

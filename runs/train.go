@@ -37,7 +37,7 @@ func TrainInput(ctx context.Context, v *index.View, cfg *pipeline.Config, withGr
 		}
 		x = append(x, nd.Features...)
 		in.Labels[u], in.Sens[u] = nd.Label, nd.Sensitive
-		in.Split[u] = splitOf(nd.Split)
+		in.Split[u] = nd.Split
 	}
 	src := &fasd.ArrayNodes{D: d, X: x, S: in.Sens, Y: in.Labels, Split: in.Split}
 	s, err := fasd.NewSampler(cfg.SampleOptions())
@@ -78,18 +78,6 @@ func TrainInput(ctx context.Context, v *index.View, cfg *pipeline.Config, withGr
 		in.Graph = g
 	}
 	return in, nil
-}
-
-func splitOf(s index.Split) fasd.Split {
-	switch s {
-	case index.SplitTrain:
-		return fasd.SplitTrain
-	case index.SplitVal:
-		return fasd.SplitVal
-	case index.SplitTest:
-		return fasd.SplitTest
-	}
-	return fasd.SplitNone
 }
 
 // TrainOptions configure Train.
