@@ -94,7 +94,7 @@ func checkAppendPrediction(t *testing.T, p *query.Prediction) {
 // arbitrary field values.
 func FuzzAppendPrediction(f *testing.F) {
 	f.Add(uint32(1), int64(1001), 1, 0.25, 0.75, 3, true, 0.5, 0.5, "test-1", uint64(2), uint64(3), false, "view")
-	f.Add(uint32(0), int64(-5), 0, 1e-9, 1e22, 0, false, -0.0, 7e-7, "<&>\"", uint64(0), uint64(0), true, "\xff\u2028")
+	f.Add(uint32(0), int64(-5), 0, 1e-9, 1e22, 0, false, math.Copysign(0, -1), 7e-7, "<&>\"", uint64(0), uint64(0), true, "\xff\u2028")
 	f.Fuzz(func(t *testing.T, node uint32, id int64, class int, p0, p1 float64, sub int, hasBase bool, b0, b1 float64,
 		model string, vv, gv uint64, stale bool, source string) {
 		p := query.Prediction{Node: node, ID: id, Class: class, Probs: [2]float64{p0, p1}, Subgraphs: sub, Model: model,

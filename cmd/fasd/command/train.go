@@ -22,11 +22,10 @@ import (
 // optional TOML file and dotted-key overrides, applied in that order (the
 // seed flag last).
 type ConfigOptions struct {
-	Preset  string
-	Config  string
-	Sets    []string
-	Seed    uint64
-	seedSet bool
+	Preset string
+	Config string
+	Sets   []string
+	Seed   uint64
 }
 
 // AddFlags registers the config flags.
