@@ -97,6 +97,38 @@ func (i Init) String() string {
 	return fmt.Sprintf("Init(%d)", uint8(i))
 }
 
+// Reverse selects the reverse-time integrator.
+type Reverse uint8
+
+const (
+	// ReverseSDE is the reverse SDE (Euler–Maruyama predictor with noise)
+	// with the Langevin corrector (paper).
+	ReverseSDE Reverse = iota
+	// ReverseODE is the probability-flow ODE x ← x + Δt·(½β·x + ½β·S): no
+	// noise and no corrector.
+	ReverseODE
+)
+
+// String returns "sde" or "ode".
+func (s Reverse) String() string {
+	switch s {
+	case ReverseSDE:
+		return "sde"
+	case ReverseODE:
+		return "ode"
+	}
+	return fmt.Sprintf("Reverse(%d)", uint8(s))
+}
+
+// Guide is a differentiable fairness criterion of one subgraph state, used
+// for guidance inside the reverse run: Grad returns L(x, a) ≥ 0, zero at
+// the target (e.g. a sensitive-attribute predictor at chance), and writes
+// ∂L/∂X into gx (n×d) and ∂L/∂A into ga (n×n, symmetric, zero diagonal).
+// Grad must not retain its arguments.
+type Guide interface {
+	Grad(x, a []float32, n, d int, gx, ga []float32) (float64, error)
+}
+
 // Defaults of the debiasing sampler (method.md §8, §12).
 const (
 	DefaultDtRev    = 0.01
@@ -123,6 +155,19 @@ type DebiasOptions struct {
 	ScaleEps   float64 // corrector noise scale; 0: 1.0 (GDSS config: 0.7)
 	// NoCorrector disables the Langevin corrector.
 	NoCorrector bool
+	// Reverse is ReverseSDE (the paper's reverse SDE with a Langevin
+	// corrector, default) or ReverseODE (the probability-flow ODE: no
+	// injected noise and no corrector; a deterministic edit).
+	Reverse Reverse
+	// GuideWeight, when > 0, turns on fairness guidance (see Guide): after
+	// every reverse iteration, up to GuideSteps gradient steps move the state
+	// toward the guide's target, each a Polyak step
+	// α = GuideWeight·L/‖∇L‖² (GuideWeight 1 halves a linear guide's logit
+	// per step, 2 zeroes it). The strength does not depend on σ_t.
+	GuideWeight float64
+	GuideSteps  int // ≥ 1 when GuideWeight > 0
+	// GuideA lets guidance move A as well as X.
+	GuideA bool
 
 	// rawScore makes the sampler use the raw network output as the score
 	// (the sign/scale trap of §8); only the tests set it, to prove that the
@@ -196,6 +241,12 @@ func (o DebiasOptions) Validate() error {
 	default:
 		bad("unknown schedule %d", c.Schedule)
 	}
+	if c.Reverse > ReverseODE {
+		bad("unknown reverse integrator %d", c.Reverse)
+	}
+	if !(c.GuideWeight >= 0) || c.GuideWeight > 0 && c.GuideSteps < 1 {
+		bad("guidance weight %v with %d steps: want weight ≥ 0 and steps ≥ 1 when guiding", c.GuideWeight, c.GuideSteps)
+	}
 	if !(c.SNRX > 0) || !(c.SNRA > 0) || !(c.ScaleEps >= 0) {
 		bad("r_X = %v, r_A = %v, scale_eps = %v: want r > 0, scale ≥ 0", c.SNRX, c.SNRA, c.ScaleEps)
 	}
@@ -256,6 +307,7 @@ type DebiasItem struct {
 type itemBuf struct {
 	outX, outA []float32 // model outputs, converted to scores in place
 	zX, zA     []float32 // noise
+	gX, gA     []float32 // guidance gradients
 }
 
 // Debiaser runs the reverse PC sampler on one subgraph (Run) or on a batch
@@ -269,7 +321,12 @@ type Debiaser struct {
 	xs, as, outXs, outAs [][]float32
 	ns                   []int
 	one                  [1]DebiasItem
+	guide                Guide
 }
+
+// SetGuide sets the guide used when the options' GuideWeight is positive
+// (nil: no guidance).
+func (p *Debiaser) SetGuide(g Guide) { p.guide = g }
 
 // NewDebiaser validates opt and returns a Debiaser.
 func NewDebiaser(opt DebiasOptions) (*Debiaser, error) {
@@ -365,7 +422,9 @@ func (p *Debiaser) RunBatch(ctx context.Context, model ScoreModel, items []Debia
 		}
 		noise := j < len(p.grid)-1
 		var err error
-		if o.Order == OrderCP {
+		if o.Reverse == ReverseODE {
+			err = p.odeStep(model, st, items, d)
+		} else if o.Order == OrderCP {
 			if err = p.corrector(model, st.T, items, d, noise); err == nil {
 				err = p.predictor(model, st, items, d, noise)
 			}
@@ -373,6 +432,9 @@ func (p *Debiaser) RunBatch(ctx context.Context, model ScoreModel, items []Debia
 			if err = p.predictor(model, st, items, d, noise); err == nil {
 				err = p.corrector(model, st.T, items, d, noise)
 			}
+		}
+		if err == nil {
+			err = p.guideStep(items, d)
 		}
 		if err != nil {
 			return fmt.Errorf("debias step %d (t=%g): %w", j, st.T, err)
@@ -483,6 +545,74 @@ func (p *Debiaser) corrector(model ScoreModel, t float64, items []DebiasItem, d 
 			FillSymNormal(it.Rng, n, b.zA)
 			langevinStep(it.DstA, b.outA, b.zA, alphaA, o.SNRA, o.ScaleEps, noise)
 			zeroDiag(it.DstA, n)
+		}
+	}
+	return nil
+}
+
+// odeStep is one probability-flow ODE step x ← x + Δt·(½β·x + ½β·S) on
+// X and A.
+func (p *Debiaser) odeStep(model ScoreModel, st Step, items []DebiasItem, d int) error {
+	if err := p.scores(model, st.T, items, d); err != nil {
+		return err
+	}
+	o := &p.opt
+	bX, bA := o.SDEX.Beta(st.T), o.SDEA.Beta(st.T)
+	for k := range items {
+		it, b := &items[k], &p.bufs[k]
+		scale(b.outX, 0.5)
+		eulerStep(it.DstX, b.outX, bX, st.Dt)
+		if it.N > 1 {
+			scale(b.outA, 0.5)
+			eulerStep(it.DstA, b.outA, bA, st.Dt)
+			zeroDiag(it.DstA, it.N)
+		}
+	}
+	return nil
+}
+
+func scale(x []float32, c float32) {
+	for i := range x {
+		x[i] *= c
+	}
+}
+
+// guideStep applies up to GuideSteps Polyak steps of the guide to every
+// item: α = GuideWeight·L/(‖∇_X L‖² [+ ‖∇_A L‖²]), X ← X − α∇_X L (and A
+// likewise when GuideA). It stops for an item once L = 0.
+func (p *Debiaser) guideStep(items []DebiasItem, d int) error {
+	o := &p.opt
+	if p.guide == nil || !(o.GuideWeight > 0) {
+		return nil
+	}
+	for k := range items {
+		it, b := &items[k], &p.bufs[k]
+		n := it.N
+		b.gX = resize(b.gX, n*d)
+		b.gA = resize(b.gA, n*n)
+		for range o.GuideSteps {
+			l, err := p.guide.Grad(it.DstX, it.DstA, n, d, b.gX, b.gA)
+			if err != nil {
+				return fmt.Errorf("guide (item %d): %w", k, err)
+			}
+			if !(l > 0) {
+				break
+			}
+			g2 := Norm(b.gX)
+			g2 *= g2
+			if o.GuideA {
+				na := Norm(b.gA)
+				g2 += na * na
+			}
+			if !(g2 > MinScoreNorm) {
+				break
+			}
+			alpha := o.GuideWeight * l / g2
+			addScaled(it.DstX, b.gX, -alpha)
+			if o.GuideA && n > 1 {
+				addScaled(it.DstA, b.gA, -alpha)
+				zeroDiag(it.DstA, n)
+			}
 		}
 	}
 	return nil

@@ -57,7 +57,7 @@ func genDump(b *testing.B, preset string) *LoadOptions {
 	}
 	return &LoadOptions{
 		Nodes: filepath.Join(dir, p.NodeFile), Edges: filepath.Join(dir, p.EdgeFile),
-		Spec: p.Spec, Source: "synth-" + preset, Split: SplitOptions{Protocol: p.Split},
+		Spec: p.Spec, Source: "synth-" + preset, Split: PresetSplit(p),
 	}
 }
 
@@ -127,7 +127,7 @@ func runRSSChild(spec string) int {
 		return 1
 	}
 	p, _ := dump.LookupPreset("synth")
-	_, err = Load(context.Background(), s, &LoadOptions{Nodes: f[2], Edges: f[3], Spec: p.Spec, Split: SplitOptions{Protocol: p.Split}})
+	_, err = Load(context.Background(), s, &LoadOptions{Nodes: f[2], Edges: f[3], Spec: p.Spec, Split: PresetSplit(p)})
 	if err == nil {
 		err = s.Close()
 	}

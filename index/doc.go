@@ -93,6 +93,16 @@
 // phase (error, cancelled context, crash, kill) leaves the marker: Open then
 // fails with ErrIncompleteLoad and a Load with Replace recovers.
 //
+// A dump that parses but is no graph to learn fairly on is refused in the
+// validation phase too, with ErrDegenerate and its cause: a node file
+// without data rows always; unless LoadOptions allows it, labelled nodes of
+// one class, known sensitive values of one group, or no edge kept (an empty
+// edge file, or endpoints that name no node under the Endpoints mode).
+// Replace therefore never swaps a trained graph for nothing by accident.
+//
+// The split is DIG, NIFTY (per class), plain fractions or none
+// (SplitOptions); PresetSplit gives a dump preset's.
+//
 // Memory of Load is bounded apart from the adjacency being built: one map
 // entry per node id, the edge list as resolved pairs and then as sorted
 // lists (O(edges) uint32s, about 16 bytes per undirected edge), O(nodes)

@@ -39,6 +39,11 @@ var (
 	// dimension, a non-finite feature, a sensitive value or label outside
 	// {-1, 0, 1}, an unknown split, invalid options.
 	ErrInvalid = errors.New("index: invalid argument")
+	// ErrDegenerate is returned by Load for a dump that parses but is no
+	// graph to learn fairly on: no nodes, no edge kept, fewer than two label
+	// classes or sensitive groups. The message names the cause and, where a
+	// user may mean it, the option that loads it anyway.
+	ErrDegenerate = errors.New("index: degenerate graph")
 	// ErrClosed is returned by a View after Close.
 	ErrClosed = errors.New("index: view is closed")
 )

@@ -39,6 +39,10 @@ const (
 	SplitFractions
 	// SplitNoSplit stores no split.
 	SplitNoSplit
+	// SplitNIFTY is the per-class split of the NIFTY loaders (split.NIFTY):
+	// each class shuffled by CPython's MT19937 seeded with SplitOptions.Seed,
+	// at most LabelNumber/2 training nodes per class.
+	SplitNIFTY
 )
 
 // SplitOptions configure the split Load stores.
@@ -56,6 +60,18 @@ type SplitOptions struct {
 	ZeroSeed bool
 	// Fractions are the train and validation fractions of SplitFractions.
 	Fractions split.Fractions
+	// LabelNumber is NIFTY's label_number for SplitNIFTY (> 0).
+	LabelNumber int
+}
+
+// PresetSplit returns the split a dump preset records: DIG with the
+// preset's cut points, or NIFTY with its label number, seeded with
+// split.DefaultSeed.
+func PresetSplit(p dump.Preset) SplitOptions {
+	if p.Split == dump.SplitNIFTY {
+		return SplitOptions{Mode: SplitNIFTY, LabelNumber: p.LabelNumber}
+	}
+	return SplitOptions{Mode: SplitDIG, Params: p.DIG}
 }
 
 // LoadOptions configure Load. Nodes, Edges and a valid Spec are required.
@@ -86,6 +102,13 @@ type LoadOptions struct {
 	// Strict makes an edge with an endpoint missing from the node file an
 	// error (with file:line) instead of a skipped and counted edge.
 	Strict bool
+	// Load refuses, with ErrDegenerate and before anything is written, a
+	// node file without data rows, and unless allowed here a graph whose
+	// labelled nodes are all of one class (or that has none), whose nodes
+	// of known sensitive value are all in one group, or in which no edge is
+	// kept (an empty edge file, or endpoints that name no node, as when
+	// edges hold row indices and Spec.Endpoints says ids).
+	AllowSingleClass, AllowSingleGroup, AllowNoEdges bool
 	// BatchBytes bounds one write batch; 0 means the store's hint
 	// (storage.HintsOf: 960 KiB with Pebble, 2 MiB with Badger, which
 	// refuses batches over a few MiB).
@@ -142,9 +165,11 @@ type LoadReport struct {
 	Groups    GroupCounts `json:"groups"`
 	Labels    LabelCounts `json:"labels"`
 	Splits    SplitCounts `json:"splits"`
-	Version   uint64      `json:"version"`
-	Batches   int         `json:"batches"`
-	Finished  string      `json:"finished"`
+	// SplitMethod describes the split: its method, parameters and seed.
+	SplitMethod string `json:"split_method,omitempty"`
+	Version     uint64 `json:"version"`
+	Batches     int    `json:"batches"`
+	Finished    string `json:"finished"`
 }
 
 // loadMarker is the value of the incomplete-load marker.
@@ -177,6 +202,10 @@ func (o *LoadOptions) validate() error {
 		if !(f.Train >= 0 && f.Val >= 0 && f.Train+f.Val <= 1) {
 			errs = append(errs, fmt.Errorf("%w: split fractions %+v: want ≥ 0 with sum ≤ 1", ErrInvalid, f))
 		}
+	case SplitNIFTY:
+		if o.Split.LabelNumber <= 0 {
+			errs = append(errs, fmt.Errorf("%w: NIFTY split needs a label number > 0, got %d", ErrInvalid, o.Split.LabelNumber))
+		}
 	case SplitNoSplit:
 	default:
 		errs = append(errs, fmt.Errorf("%w: unknown split mode %d", ErrInvalid, o.Split.Mode))
@@ -194,6 +223,20 @@ func (s *SplitOptions) params() (split.Params, error) {
 	return split.Pokec, nil
 }
 
+// describe names the split with its parameters, for the load report.
+func (s *SplitOptions) describe() string {
+	switch s.Mode {
+	case SplitDIG:
+		p, _ := s.params()
+		return fmt.Sprintf("dig: a %g, b %g, cap %d, seed %d", p.A, p.B, p.Cap, s.seed())
+	case SplitNIFTY:
+		return fmt.Sprintf("nifty: label number %d, seed %d", s.LabelNumber, s.seed())
+	case SplitFractions:
+		return fmt.Sprintf("fractions: train %g, val %g, seed %d", s.Fractions.Train, s.Fractions.Val, s.seed())
+	}
+	return "none"
+}
+
 func (s *SplitOptions) seed() uint64 {
 	if s.Seed == 0 && !s.ZeroSeed {
 		return split.DefaultSeed
@@ -208,6 +251,9 @@ func (s *SplitOptions) seed() uint64 {
 // error wrapping one of the dump.Err… kinds, or ErrUnknownEndpoint in Strict
 // mode, each naming file:line) leaves the store exactly as it was: pass 1
 // checks every node row, then the whole edge file is parsed and resolved.
+// A dump that parses but is degenerate (no nodes; unless allowed, one label
+// class, one sensitive group, no edge kept) fails here too, with
+// ErrDegenerate naming the cause (see LoadOptions.AllowSingleClass).
 // Only then does Load commit an incomplete-load marker, delete the old graph
 // (with Replace), write the nodes and their adjacency in batches of at most
 // BatchBytes, and finally commit the node sets, the split, the counts, the
@@ -273,6 +319,9 @@ func Load(ctx context.Context, store storage.Store, opts *LoadOptions) (*LoadRep
 		return nil, err
 	}
 	l.buildAdjacency()
+	if err := l.checkShape(); err != nil {
+		return nil, err
+	}
 	// Write phase.
 	if err := l.write(); err != nil {
 		return nil, err
@@ -599,6 +648,81 @@ func edgeLine(path string, n int) int {
 		}
 	}
 	return 0
+}
+
+// checkShape refuses a graph that parsed but cannot be meant: no nodes, and
+// unless allowed one label class, one sensitive group or no edge. It runs
+// before the write phase, so a refused load never touches the store.
+func (l *loader) checkShape() error {
+	t, o := l.table, l.opts
+	spec := t.Spec()
+	edges := filepath.Base(o.Edges)
+	if t.Rows == 0 {
+		return fmt.Errorf("%w: %s has a header but no data rows: a graph needs nodes", ErrDegenerate, t.Name)
+	}
+	var errs []error
+	if !o.AllowSingleClass && (t.Labels[0] == 0 || t.Labels[1] == 0) {
+		var cause string
+		if t.Labels[0]+t.Labels[1] == 0 {
+			cause = fmt.Sprintf("no node of %s is labelled (label column %q: %d unlabelled)", t.Name, spec.Label.Column, t.NumUnlabelled)
+		} else {
+			y := 0
+			if t.Labels[1] > 0 {
+				y = 1
+			}
+			cause = fmt.Sprintf("every labelled node of %s has class %d (%d nodes, %d unlabelled; label column %q)",
+				t.Name, y, t.Labels[y], t.NumUnlabelled, spec.Label.Column)
+			if t.NumUnlabelled > 0 && spec.Label.Named == nil {
+				cause += "; if the unlabelled value is a class (German credit's -1), map it with a label value map (--label-values 1=1,-1=0)"
+			}
+		}
+		errs = append(errs, fmt.Errorf("%w: %s: a classifier needs both classes (AllowSingleClass / --allow-single-class loads it anyway)", ErrDegenerate, cause))
+	}
+	if !o.AllowSingleGroup && (t.Groups[0] == 0 || t.Groups[1] == 0) {
+		var cause string
+		if t.Groups[0]+t.Groups[1] == 0 {
+			cause = fmt.Sprintf("no node of %s has a known sensitive value (sensitive column %q: %d unknown)", t.Name, spec.Sensitive.Column, t.UnknownSensitive)
+		} else {
+			g := 0
+			if t.Groups[1] > 0 {
+				g = 1
+			}
+			cause = fmt.Sprintf("every node of %s with a known sensitive value is in group %d (%d nodes, %d unknown; sensitive column %q)",
+				t.Name, g, t.Groups[g], t.UnknownSensitive, spec.Sensitive.Column)
+			if spec.Sensitive.Named == nil {
+				cause += fmt.Sprintf("; the numeric mapping puts values > %g in group 1 (--sens-threshold, --sens-values)", spec.Sensitive.Threshold)
+			}
+		}
+		errs = append(errs, fmt.Errorf("%w: %s: fairness needs both groups (AllowSingleGroup / --allow-single-group loads it anyway)", ErrDegenerate, cause))
+	}
+	if e := l.report.Edges; !o.AllowNoEdges && e.Kept == 0 {
+		var cause string
+		switch {
+		case e.Lines == 0:
+			cause = fmt.Sprintf("%s holds no edge line", edges)
+		case e.UnknownEndpoints == e.Lines:
+			cause = fmt.Sprintf("all %d edge lines of %s name an endpoint that is not a node of %s, reading endpoints as %s",
+				e.Lines, edges, t.Name, endpointsWord(t.Endpoints()))
+			if t.Endpoints() == dump.EndpointsRow && spec.IDColumn != "" {
+				cause += fmt.Sprintf("; if the edges hold values of the id column %q, use --edge-ids id", spec.IDColumn)
+			} else if t.Endpoints() == dump.EndpointsID {
+				cause += "; if the edges hold 0-based row indices, use --edge-ids row"
+			}
+		case e.SelfLoops == e.Lines:
+			cause = fmt.Sprintf("all %d edge lines of %s are self-loops", e.Lines, edges)
+		default:
+			cause = fmt.Sprintf("no edge of %s is kept (%d lines: %d self-loops, %d with an unknown endpoint)", edges, e.Lines, e.SelfLoops, e.UnknownEndpoints)
+		}
+		errs = append(errs, fmt.Errorf("%w: %s (AllowNoEdges / --allow-no-edges loads it anyway)", ErrDegenerate, cause))
+	}
+	return errors.Join(errs...)
+}
+
+func endpointsWord(e dump.Endpoints) string {
+	if e == dump.EndpointsRow {
+		return "0-based row indices (--edge-ids row)"
+	}
+	return "node ids (--edge-ids id)"
 }
 
 // buildAdjacency turns the edge pairs into sorted, duplicate-free,
@@ -953,6 +1077,16 @@ func (l *loader) computeSplit(sets *nodeSets, labelled []uint32) (split.Split, e
 		return split.DIG(labelled, known, p, so.seed())
 	case SplitFractions:
 		return split.Random(labelled, known, so.Fractions, rand.New(rand.NewPCG(so.seed(), 0)))
+	case SplitNIFTY:
+		var byClass [2][]uint32
+		for _, v := range labelled {
+			y := 0
+			if sets.label[2].Contains(v) {
+				y = 1
+			}
+			byClass[y] = append(byClass[y], v)
+		}
+		return split.NIFTY(byClass[0], byClass[1], known, so.LabelNumber, so.seed())
 	}
 	return split.Split{}, nil
 }
@@ -1002,6 +1136,7 @@ func (l *loader) finish(counter uint64, sets *nodeSets, labelled []uint32) error
 	rep.Groups = GroupCounts{G0: l.table.Groups[0], G1: l.table.Groups[1], Unknown: l.table.UnknownSensitive}
 	rep.Labels = LabelCounts{Y0: l.table.Labels[0], Y1: l.table.Labels[1], Unlabelled: l.table.NumUnlabelled}
 	rep.Splits = SplitCounts{Train: len(sp.Train), Val: len(sp.Val), Test: len(sp.Test)}
+	rep.SplitMethod = l.opts.Split.describe()
 	rep.Version = st.Version
 	rep.Batches = l.nb + 1
 	rep.Finished = time.Now().UTC().Format(time.RFC3339)

@@ -31,7 +31,7 @@ func nbaOptions(t testing.TB) *LoadOptions {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &LoadOptions{Nodes: nodes, Edges: edges, Spec: p.Spec, Source: "nba", Split: SplitOptions{Protocol: p.Split}}
+	return &LoadOptions{Nodes: nodes, Edges: edges, Spec: p.Spec, Source: "nba", Split: PresetSplit(p)}
 }
 
 // Ensure that loading the NBA dump gives the published figures on both

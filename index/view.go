@@ -92,12 +92,24 @@ func (v *View) bitmap(key []byte) (*roaring.Bitmap, error) {
 	return decodeBitmap(b)
 }
 
+// decodeBitmap decodes a stored bitmap. FromBuffer only checks the framing;
+// Validate then checks the containers (sorted, deduplicated, in range), for
+// a damaged one is otherwise accepted and gives wrong answers, or panics
+// later inside roaring (an unsorted array container does, when a write
+// re-encodes it). FuzzDecodeBitmap found that.
 func decodeBitmap(b []byte) (*roaring.Bitmap, error) {
 	bm := roaring.New()
 	if len(b) == 0 {
 		return bm, nil
 	}
-	if _, err := bm.FromBuffer(b); err != nil {
+	n, err := bm.FromBuffer(b)
+	if err == nil && n != int64(len(b)) {
+		err = fmt.Errorf("%d trailing bytes", int64(len(b))-n)
+	}
+	if err == nil {
+		err = bm.Validate()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%w: bitmap: %w", ErrCorrupt, err)
 	}
 	return bm, nil

@@ -15,23 +15,26 @@ import (
 // one read-write transaction.
 type badgerStore struct {
 	db     *badger.DB
+	rep    *reporter
 	closed atomic.Bool
 	once   sync.Once
 	cerr   error
 }
 
-// badgerLogger keeps Badger quiet: a library must not write to the host's
-// stderr on every open.
-type badgerLogger struct{}
+// badgerLogger hands Badger's messages to the store's reporter: errors and
+// warnings are background problems; Badger's info and debug messages, which
+// it writes on every open, are routine chatter at debug level.
+type badgerLogger struct{ r *reporter }
 
-func (badgerLogger) Errorf(string, ...any)   {}
-func (badgerLogger) Warningf(string, ...any) {}
-func (badgerLogger) Infof(string, ...any)    {}
-func (badgerLogger) Debugf(string, ...any)   {}
+func (l badgerLogger) Errorf(format string, args ...any)   { l.r.errorf(format, args...) }
+func (l badgerLogger) Warningf(format string, args ...any) { l.r.warnf(format, args...) }
+func (l badgerLogger) Infof(format string, args ...any)    { l.r.debugf(format, args...) }
+func (l badgerLogger) Debugf(format string, args ...any)   { l.r.debugf(format, args...) }
 
 func openBadger(dir string, o Options) (Store, error) {
+	rep := newReporter(Badger, o)
 	bo := badger.DefaultOptions(dir).
-		WithLogger(badgerLogger{}).
+		WithLogger(badgerLogger{rep}).
 		WithSyncWrites(!o.NoSync).
 		WithNumVersionsToKeep(1).
 		WithBlockCacheSize(o.CacheBytes).
@@ -46,10 +49,12 @@ func openBadger(dir string, o Options) (Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &badgerStore{db: db}, nil
+	return &badgerStore{db: db, rep: rep}, nil
 }
 
 func (s *badgerStore) Backend() Backend { return Badger }
+
+func (s *badgerStore) BackgroundCounts() BackgroundCounts { return s.rep.counts() }
 
 func (s *badgerStore) Get(key []byte) ([]byte, error) {
 	if s.closed.Load() {

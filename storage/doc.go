@@ -40,6 +40,19 @@
 // change together writes one Batch. The layers above run one writer at a
 // time; the engines would accept more, but no code here relies on it.
 //
+// # Background errors
+//
+// Both engines work outside any call: flushes, compactions, Badger's
+// value-log upkeep and cache monitor. A problem found there cannot be
+// returned to a caller, so each store reports it in three ways: through
+// Options.Logger (slog; errors at slog.LevelError, warnings at
+// slog.LevelWarn, with attributes backend and err; nil means slog.Default()),
+// through the Options.OnBackgroundError hook as a *BackgroundError, and in
+// counters read with BackgroundStats. The engines' routine messages go to
+// the same logger at slog.LevelDebug and are neither counted nor hooked.
+// Pebble's fatal conditions are reported and then panic; nothing in this
+// package exits the process.
+//
 // # Caveats
 //
 // Badger bounds the size of one atomic batch (about 15% of its memtable, a

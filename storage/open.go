@@ -185,8 +185,13 @@ func parseMarker(data []byte) (Backend, error) {
 	return b, nil
 }
 
+// markerText is the content of the marker file of a store of backend b.
+func markerText(b Backend) string {
+	return fmt.Sprintf("fasd-store\nbackend=%s\nformat=%d\n", b, FormatVersion)
+}
+
 func writeMarker(dir string, b Backend) error {
-	text := fmt.Sprintf("fasd-store\nbackend=%s\nformat=%d\n", b, FormatVersion)
+	text := markerText(b)
 	tmp := filepath.Join(dir, MarkerFile+".tmp")
 	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
 		return fmt.Errorf("storage: write marker: %w", err)

@@ -3,6 +3,7 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 
@@ -14,28 +15,52 @@ import (
 // pebbleStore is the Pebble v2 backend.
 type pebbleStore struct {
 	db     *pebble.DB
+	rep    *reporter
 	wo     *pebble.WriteOptions
 	closed atomic.Bool
 	once   sync.Once
 	cerr   error
 }
 
-// quietLogger drops Pebble's informational messages; errors and fatal
-// conditions are kept in the panic value so that nothing exits the process.
-type quietLogger struct{}
+// pebbleLogger hands Pebble's messages to the store's reporter: Errorf is
+// a background error, Infof routine chatter at debug level. Fatalf reports
+// the error and then panics instead of exiting the process, so that the
+// host's deferred cleanup and recover still run.
+type pebbleLogger struct{ r *reporter }
 
-func (quietLogger) Infof(string, ...any)  {}
-func (quietLogger) Errorf(string, ...any) {}
-func (quietLogger) Fatalf(format string, args ...any) {
-	panic(fmt.Sprintf("pebble: fatal: "+format, args...))
+func (l pebbleLogger) Infof(format string, args ...any)  { l.r.debugf(format, args...) }
+func (l pebbleLogger) Errorf(format string, args ...any) { l.r.errorf(format, args...) }
+func (l pebbleLogger) Fatalf(format string, args ...any) {
+	msg := fmt.Sprintf("pebble: fatal: "+format, args...)
+	l.r.report(slog.LevelError, nil, msg)
+	panic(msg)
+}
+
+// pebbleEvents routes the Pebble events that signal a problem to the
+// reporter. Pebble's default for a corruption is Fatalf; here it is an
+// error report, and the read that met it fails on its own.
+func pebbleEvents(r *reporter) *pebble.EventListener {
+	return &pebble.EventListener{
+		BackgroundError: func(err error) {
+			r.report(slog.LevelError, err, err.Error())
+		},
+		DataCorruption: func(info pebble.DataCorruptionInfo) {
+			r.report(slog.LevelError, info.Details, fmt.Sprintf("on-disk corruption in %s: %v", info.Path, info.Details))
+		},
+		LowDiskSpace: func(info pebble.LowDiskSpaceInfo) {
+			r.report(slog.LevelWarn, nil, info.String())
+		},
+	}
 }
 
 func openPebble(dir string, o Options) (Store, error) {
 	cache := pebble.NewCache(o.CacheBytes)
 	defer cache.Unref()
+	rep := newReporter(Pebble, o)
 	popts := &pebble.Options{
 		Cache:              cache,
-		Logger:             quietLogger{},
+		Logger:             pebbleLogger{rep},
+		EventListener:      pebbleEvents(rep),
 		FormatMajorVersion: pebble.FormatNewest,
 		MemTableSize:       64 << 20,
 	}
@@ -57,10 +82,12 @@ func openPebble(dir string, o Options) (Store, error) {
 	if o.NoSync {
 		wo = pebble.NoSync
 	}
-	return &pebbleStore{db: db, wo: wo}, nil
+	return &pebbleStore{db: db, rep: rep, wo: wo}, nil
 }
 
 func (s *pebbleStore) Backend() Backend { return Pebble }
+
+func (s *pebbleStore) BackgroundCounts() BackgroundCounts { return s.rep.counts() }
 
 func (s *pebbleStore) Get(key []byte) ([]byte, error) {
 	if s.closed.Load() {

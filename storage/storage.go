@@ -3,6 +3,7 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 )
 
 // Sentinel errors. Check them with errors.Is.
@@ -133,6 +134,21 @@ type Options struct {
 	NoSync bool
 	// CacheBytes is the engine's block cache size; 0 means 64 MiB.
 	CacheBytes int64
+	// Logger receives the engine's own messages: the errors and warnings
+	// of its background work (see BackgroundError) at slog.LevelError and
+	// slog.LevelWarn, its routine chatter (flushes, compactions, replay on
+	// open) at slog.LevelDebug. Nil means slog.Default(), so that a failing
+	// flush or compaction is never silent; the default handler drops the
+	// debug messages. Pass slog.New(slog.DiscardHandler) to silence the
+	// engine; the problems are then still counted and handed to
+	// OnBackgroundError.
+	Logger *slog.Logger
+	// OnBackgroundError, if set, is called with a *BackgroundError for each
+	// error and warning an engine reports outside any call. It runs on the
+	// engine's goroutines, possibly several at once and while the engine
+	// holds its own locks: it must be safe for concurrent use, return
+	// quickly and not call back into the store.
+	OnBackgroundError func(error)
 }
 
 // withDefaults returns a copy of o (or of the zero Options for nil) with

@@ -197,6 +197,7 @@ func trainBaseline(ctx context.Context, cfg *Config, in *Input, train []uint32, 
 	opt := nn.NewAdam(g.params(), nn.AdamConfig{LR: bc.LR, WeightDecay: bc.WeightDecay})
 	sel := newSelector(ev, VariantGCN)
 	p1 := make([]float64, in.NumNodes)
+	pat := patience{limit: bc.Patience}
 	for ep := 0; ep < bc.Epochs; ep++ {
 		if err := ctx.Err(); err != nil {
 			return VariantResult{}, err
@@ -210,12 +211,15 @@ func trainBaseline(ctx context.Context, cfg *Config, in *Input, train []uint32, 
 			a, b := float64(g.z[2*u]), float64(g.z[2*u+1])
 			p1[u] = 1 / (1 + math.Exp(a-b))
 		}
-		acc, _, err := sel.observe(ep, p1)
+		acc, improved, err := sel.observe(ep, p1)
 		if err != nil {
 			return VariantResult{}, err
 		}
 		rep.epoch(ep, loss, acc)
 		rep.progress(ep + 1)
+		if pat.observe(improved) {
+			break
+		}
 	}
 	return sel.res, nil
 }

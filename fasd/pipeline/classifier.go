@@ -78,6 +78,9 @@ type VariantResult struct {
 	// Edits describes the debiased subgraphs against the originals; set
 	// for the Options.Retune variants.
 	Edits *EditStats `json:"edits,omitempty"`
+	// Probe is the fresh-probe score of the variant's training data; set
+	// when Options.Probe is on.
+	Probe *ProbeScore `json:"probe,omitempty"`
 }
 
 // evalData are the global arrays the evaluation reads.
@@ -208,19 +211,21 @@ func trainClassifier(ctx context.Context, cfg *Config, v *view, d int, w *nn.Wor
 	for i := range idx {
 		idx[i] = i
 	}
-	after := func(ep int) (float64, error) {
+	pat := patience{limit: fc.Patience}
+	t.patience = fc.Patience
+	after := func(ep int) (float64, bool, error) {
 		if err := classProbs(ctx, net, v, d, w.N(), probs); err != nil {
-			return 0, err
+			return 0, false, err
 		}
 		p1, err := sel.averaged(v, probs)
 		if err != nil {
-			return 0, err
+			return 0, false, err
 		}
 		acc, improved, err := sel.observe(ep, p1)
 		if improved {
 			nn.CopyParams(best.Params(), net.Params())
 		}
-		return acc, err
+		return acc, pat.observe(improved), err
 	}
 	if _, err := trainLoop(ctx, w, t, opt, idx, fc.Epochs, fc.Batch, fasd.NewRand(trainSeed), rep, after); err != nil {
 		return nil, VariantResult{}, err

@@ -24,7 +24,39 @@ func trainSensNet(ctx context.Context, cfg *Config, tc TrainConfig, v *view, idx
 	t := newNetTrainer(net, kindSens, v, d, w.N())
 	t.trainScope = tc.Scope == "train"
 	opt := nn.NewAdam(net.Params(), nn.AdamConfig{LR: tc.LR, WeightDecay: tc.WeightDecay})
-	loss, err := trainLoop(ctx, w, t, opt, idx, tc.Epochs, tc.Batch, fasd.NewRand(trainSeed), rep, nil)
+	var after func(int) (float64, bool, error)
+	if tc.Patience > 0 && len(idx) >= 20 {
+		// Early stopping: every 10th subgraph (at most 256) is held out,
+		// its BCE checked after every epoch, and the best weights kept.
+		var fit, held []int
+		for k, i := range idx {
+			if k%10 == 9 && len(held) < 256 {
+				held = append(held, i)
+			} else {
+				fit = append(fit, i)
+			}
+		}
+		idx = fit
+		best, _ := nn.NewGCNNet[float32](arch, fasd.NewRand(initSeed))
+		bestLoss := math.Inf(1)
+		pat := patience{limit: tc.Patience}
+		t.patience = tc.Patience
+		after = func(int) (float64, bool, error) {
+			sc, err := sensScore(ctx, net, v, held, d, w.N())
+			if err != nil {
+				return 0, false, err
+			}
+			l := float64(sc.Loss)
+			improved := l < bestLoss*(1-1e-3)
+			if l < bestLoss {
+				bestLoss = l
+				nn.CopyParams(best.Params(), net.Params())
+			}
+			return math.NaN(), pat.observe(improved), nil
+		}
+		defer func() { nn.CopyParams(net.Params(), best.Params()) }()
+	}
+	loss, err := trainLoop(ctx, w, t, opt, idx, tc.Epochs, tc.Batch, fasd.NewRand(trainSeed), rep, after)
 	return net, loss, err
 }
 

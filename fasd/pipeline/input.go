@@ -154,7 +154,14 @@ type Options struct {
 	// subgraphs are debiased again with the entry's settings and a fresh f
 	// (same seeds) is trained on them. The results are appended as variants
 	// named "<variant>@<entry name>". Only debias.* keys may be set.
-	Retune    []Retune
+	Retune []Retune
+	// Probe scores every evaluated variant with a fresh probe (see
+	// ProbeScore): a sensitive-attribute classifier trained from scratch on
+	// the variant's own training data (debiased for FASD, w/o Fairness and
+	// the retune variants, original for w/o Diffusion and the GCN) and
+	// scored on the test nodes. Each distinct data set costs one g_sen-sized
+	// training on the train- and validation-rooted subgraphs.
+	Probe     bool
 	Callbacks Callbacks
 }
 

@@ -50,6 +50,9 @@ type Models struct {
 	// subgraphs with the same seeds), or nil; query engines use it as the
 	// unfair reference prediction.
 	FBase *nn.GCNNet[float32]
+	// Guides are the linear guides of debias.guide_net = "linear" (w_r,
+	// b_r per round), or nil.
+	Guides []*nn.Param[float32]
 }
 
 // FeatureHash returns the schema hash of an ordered list of feature names:
@@ -116,7 +119,7 @@ type bundleHeader struct {
 	Config      string   `json:"config"` // TOML
 	D           int      `json:"d"`
 	FeatureHash string   `json:"feature_hash"`
-	Parts       []string `json:"parts"` // subset of gsen, score_x, score_a, f, f_base, in this order
+	Parts       []string `json:"parts"` // subset of gsen, score_x, score_a, f, f_base, guides, in this order
 }
 
 // MarshalBinary encodes the bundle:
@@ -178,6 +181,9 @@ func (m *Models) parts() []modelPart {
 	if m.FBase != nil {
 		out = append(out, modelPart{"f_base", m.FBase.Params()})
 	}
+	if r := guideRounds(&m.Config); r > 0 && len(m.Guides) >= 2*r {
+		out = append(out, modelPart{"guides", m.Guides[:2*r]})
+	}
 	return out
 }
 
@@ -204,7 +210,12 @@ func UnmarshalModels(b []byte) (*Models, error) {
 	if hdr.Format != ModelsFormat {
 		return nil, fmt.Errorf("%w: format %d, want %d", ErrModels, hdr.Format, ModelsFormat)
 	}
-	var cfg Config
+	// Bundles written before a key existed decode with that key's
+	// behaviour of the time: the paper's epochs schedule and reverse SDE.
+	cfg := Config{
+		Score:  ScoreConfig{Schedule: "epochs", Evals: 20, HoldOut: 0.1},
+		Debias: DebiasConfig{Reverse: "sde", GuideSteps: 3, GuideTol: 0.05, GuideNet: "gsen", GuideRounds: 1},
+	}
 	if err := cfg.LoadTOML("bundle config", strings.NewReader(hdr.Config)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrModels, err)
 	}
@@ -240,6 +251,12 @@ func UnmarshalModels(b []byte) (*Models, error) {
 		return nil, fmt.Errorf("%w: %w", ErrModels, err)
 	}
 	m.FeatureHash = hdr.FeatureHash
+	if has["guides"] {
+		if guideRounds(&cfg) == 0 {
+			return nil, fmt.Errorf("%w: guides stored but the config asks for none", ErrModels)
+		}
+		m.Guides = newGuideParams(guideRounds(&cfg), hdr.D)
+	}
 	parts := m.parts()
 	if len(parts) != len(hdr.Parts) {
 		return nil, fmt.Errorf("%w: parts %v", ErrModels, hdr.Parts)
@@ -297,8 +314,62 @@ func (m *Models) NewEngine() (*Engine, error) {
 		}
 		e.post = post
 		e.sm = scoreModel{sx: m.ScoreX, sa: m.ScoreA, tape: e.tape}
+		if opt.GuideWeight > 0 {
+			switch {
+			case m.Config.Debias.GuideNet == "linear" && len(m.Guides) >= 2*m.Config.Debias.GuideRounds:
+				// The guides are fitted in sequence, so the first rounds of
+				// a longer sequence are the guides of a shorter one.
+				e.deb.SetGuide(&linearGuide{ps: m.Guides[:2*m.Config.Debias.GuideRounds], tol: m.Config.Debias.GuideTol})
+			case m.Config.Debias.GuideNet == "gsen" && m.GSen != nil:
+				e.deb.SetGuide(&chanceGuide{net: m.GSen, tol: m.Config.Debias.GuideTol, tape: autodiff.NewTape[float32]()})
+			default:
+				return nil, fmt.Errorf("%w: debias.guide_weight > 0 with guide_net %q, but the models hold no such guide", ErrModels, m.Config.Debias.GuideNet)
+			}
+		}
 	}
 	return e, nil
+}
+
+// chanceGuide is the fairness guide of the reverse run: g_sen's output
+// pushed toward chance. L = Σ_u [BCE(z_u, ½) − log 2] over the nodes whose
+// P(s = 1) = σ(z_u) is more than tol away from ½ (the others are done), so
+// L = 0 once every node is within tol of chance. Its gradient is g_sen's
+// frozen-weight gradient in eval mode.
+type chanceGuide struct {
+	net          *nn.GCNNet[float32]
+	tol          float64
+	tape         *autodiff.Tape[float32]
+	mask, s, wgt []float32
+	gx, ga       tensor.Dense[float32]
+}
+
+func (g *chanceGuide) Grad(x, a []float32, n, d int, gx, ga []float32) (float64, error) {
+	t := g.tape
+	t.Reset()
+	t.SetNoGrad(true)
+	g.mask = ones(g.mask, n)
+	xt, at := tensor.FromSlice(x, 1, n, d), tensor.FromSlice(a, 1, n, n)
+	z := g.net.Forward(t, t.Input(xt, false), t.Input(at, false), g.mask, nil).Value.Data
+	g.s, g.wgt = resizeF(g.s, n), resizeF(g.wgt, n)
+	var l float64
+	active := 0
+	for u := 0; u < n; u++ {
+		g.s[u], g.wgt[u] = 0.5, 0
+		zu := float64(z[u])
+		if math.Abs(1/(1+math.Exp(-zu))-0.5) > g.tol {
+			g.wgt[u] = 1
+			active++
+			// BCE(z, ½) − log 2 = softplus(z) − z/2 − log 2 = log cosh(z/2).
+			l += math.Abs(zu)/2 + math.Log1p(math.Exp(-math.Abs(zu))) - math.Ln2
+		}
+	}
+	if active == 0 {
+		return 0, nil
+	}
+	g.net.SensitiveGrads(t, xt, at, g.mask, g.s, g.wgt, &g.gx, &g.ga)
+	copy(gx, g.gx.Data)
+	copy(ga, g.ga.Data)
+	return l, nil
 }
 
 // debiasOptions maps the config to the sampler and post-processing options.
@@ -331,6 +402,10 @@ func debiasOptions(cfg *Config) (fasd.DebiasOptions, fasd.PostOptions, error) {
 	if db.Init == "forward" {
 		o.Init = fasd.InitForward
 	}
+	if db.Reverse == "ode" {
+		o.Reverse = fasd.ReverseODE
+	}
+	o.GuideWeight, o.GuideSteps, o.GuideA = db.GuideWeight, db.GuideSteps, db.GuideA
 	post := fasd.PostOptions{Tau: db.Tau, Clip01: db.Post == "clip01", Binarize: db.Post == "binarize"}
 	if db.Tau == 0 {
 		post.Tau = math.SmallestNonzeroFloat64

@@ -121,6 +121,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 		}
 	}
 	defer func() { res.Timings = rep.timings }()
+	pr := newProber(opt, &cfg, sgs, in.Split, d, w, sd.probe)
 
 	var deb, debNF *view
 	var fasdModels *Models
@@ -152,7 +153,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 			}
 		}
 
-		rep.begin(StageScore, cfg.Score.Epochs)
+		rep.begin(StageScore, ScoreUnits(&cfg, len(sgs)))
 		sx, sa, st, err := trainScore(ctx, &cfg, orig, grads, d, w, sd.scoreInit, sd.scoreDraw, rep)
 		if err != nil {
 			return nil, fmt.Errorf("train score networks: %w", err)
@@ -160,6 +161,15 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 		rep.end()
 		res.Score = st
 		fasdModels = &Models{Config: cfg, D: d, FeatureHash: FeatureHash(in.FeatureNames), GSen: gsen, ScoreX: sx, ScoreA: sa}
+		rounds := guideRounds(&cfg)
+		for i := range retune {
+			rounds = max(rounds, guideRounds(&retune[i]))
+		}
+		if rounds > 0 {
+			if fasdModels.Guides, err = trainLinearGuides(ctx, orig, d, rounds); err != nil {
+				return nil, fmt.Errorf("linear guides: %w", err)
+			}
+		}
 
 		rep.begin(StageDebias, len(sgs))
 		if deb, err = debiasAll(ctx, fasdModels, orig, workers, rep); err != nil {
@@ -175,8 +185,11 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 		rep.end()
 		fasdModels.F = f
 		res.Models = fasdModels
+		if vr.Probe, err = pr.score(ctx, rep, deb, string(VariantFASD)); err != nil {
+			return nil, err
+		}
 		res.Variants = append(res.Variants, vr)
-		rv, err := runRetune(ctx, fasdModels, VariantFASD, opt.Retune, retune, orig, w, ev, sd, rep)
+		rv, err := runRetune(ctx, fasdModels, VariantFASD, opt.Retune, retune, orig, w, ev, sd, rep, pr)
 		if err != nil {
 			return nil, err
 		}
@@ -217,18 +230,29 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 			fasdModels.FBase = fb
 		}
 		rep.end()
+		if vr.Probe, err = pr.score(ctx, rep, orig, ProbeData); err != nil {
+			return nil, err
+		}
 		res.Variants = append(res.Variants, vr)
 	}
 
 	if opt.wants(VariantNoFairness) {
-		rep.begin(StageScoreNoFair, cfg.Score.Epochs)
+		rep.begin(StageScoreNoFair, ScoreUnits(&cfg, len(sgs)))
 		sx, sa, st, err := trainScore(ctx, &cfg, orig, nil, d, w, sd.scoreInit, sd.scoreDraw, rep)
 		if err != nil {
 			return nil, fmt.Errorf("w/o fairness score networks: %w", err)
 		}
 		rep.end()
 		res.ScoreNoFair = st
-		mnf := &Models{Config: cfg, D: d, ScoreX: sx, ScoreA: sa}
+		// w/o Fairness: λ = 0 in training and no guidance in debiasing.
+		nf := cfg
+		nf.Debias.GuideWeight = 0
+		mnf := &Models{Config: nf, D: d, ScoreX: sx, ScoreA: sa}
+		if fasdModels != nil {
+			// Retune settings with guidance use FASD's g_sen here too
+			// (guidance on score networks trained without the fairness term).
+			mnf.GSen, mnf.Guides = fasdModels.GSen, fasdModels.Guides
+		}
 		rep.begin(StageDebiasNoFair, len(sgs))
 		if debNF, err = debiasAll(ctx, mnf, orig, workers, rep); err != nil {
 			return nil, fmt.Errorf("w/o fairness debias: %w", err)
@@ -240,8 +264,11 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 			return nil, fmt.Errorf("w/o fairness classifier: %w", err)
 		}
 		rep.end()
+		if vr.Probe, err = pr.score(ctx, rep, debNF, string(VariantNoFairness)); err != nil {
+			return nil, err
+		}
 		res.Variants = append(res.Variants, vr)
-		rv, err := runRetune(ctx, mnf, VariantNoFairness, opt.Retune, retune, orig, w, ev, sd, rep)
+		rv, err := runRetune(ctx, mnf, VariantNoFairness, opt.Retune, retune, orig, w, ev, sd, rep, pr)
 		if err != nil {
 			return nil, err
 		}
@@ -271,6 +298,10 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 			return nil, fmt.Errorf("gcn baseline: %w", err)
 		}
 		rep.end()
+		// The GCN reads the original graph: its probe is w/o Diffusion's.
+		if vr.Probe, err = pr.score(ctx, rep, orig, ProbeData); err != nil {
+			return nil, err
+		}
 		res.Variants = append(res.Variants, vr)
 	}
 	_ = deb
@@ -279,9 +310,10 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 
 // runRetune evaluates the retuning settings (Options.Retune) on the score
 // networks of m: per setting, debias orig again and train a fresh f with the
-// run's f seeds. m's own config is left alone.
+// run's f seeds, then (with a prober) a fresh probe on them. m's own
+// config is left alone.
 func runRetune(ctx context.Context, m *Models, base Variant, rs []Retune, cfgs []Config, orig *view,
-	w *nn.Workers[float32], ev *evalData, sd seeds, rep *reporter) ([]VariantResult, error) {
+	w *nn.Workers[float32], ev *evalData, sd seeds, rep *reporter, pr *prober) ([]VariantResult, error) {
 	if len(rs) == 0 {
 		return nil, nil
 	}
@@ -303,6 +335,9 @@ func runRetune(ctx context.Context, m *Models, base Variant, rs []Retune, cfgs [
 		}
 		es := editStats(orig, deb)
 		vr.Edits = &es
+		if vr.Probe, err = pr.score(ctx, nil, deb, string(name)); err != nil {
+			return nil, fmt.Errorf("retune %q: %w", rs[i].Label(), err)
+		}
 		out = append(out, vr)
 		rep.progress(i + 1)
 	}
@@ -320,28 +355,6 @@ func heldOut(valRooted, all []int) []int {
 		return s[:256]
 	}
 	return s
-}
-
-func probeEpochs(cfg *Config) int { return cfg.Sens.Epochs }
-
-// probe trains a fresh g_sen-shaped network on the train-rooted subgraphs
-// of v and scores it on the validation-rooted ones (§14: the honest check,
-// since debiasing is adversarial to g_sen specifically). The probe uses
-// g_sen's schedule but lr 1e-3, since it sees far fewer subgraphs.
-func probe(ctx context.Context, cfg *Config, v *view, trainIdx, valIdx []int, d int, w *nn.Workers[float32], seed uint64, rep *reporter) (SensScore, error) {
-	if len(trainIdx) == 0 || len(valIdx) == 0 {
-		return SensScore{AUC: Num(math.NaN()), Acc: Num(math.NaN()), Loss: Num(math.NaN())}, nil
-	}
-	tc := cfg.Sens
-	tc.LR = max(tc.LR, 1e-3)
-	// Epoch reports go to the probe stage; progress is not reported (two
-	// probes share the stage).
-	sub := &reporter{cb: Callbacks{Epoch: rep.cb.Epoch}, stage: rep.stage}
-	net, _, err := trainSensNet(ctx, cfg, tc, v, trainIdx, d, w, fasd.DeriveSeed(seed, 1), fasd.DeriveSeed(seed, 2), sub)
-	if err != nil {
-		return SensScore{}, fmt.Errorf("probe: %w", err)
-	}
-	return sensScore(ctx, net, v, valIdx, d, w.N())
 }
 
 func countEdges(a []float32, n int) int {
@@ -402,7 +415,7 @@ func Sweep(ctx context.Context, cfg Config, in *Input, steps []int, lambdas []fl
 	for _, lam := range lambdas {
 		c := cfg
 		c.Diffusion.LambdaX, c.Diffusion.LambdaA = lam, lam
-		rep.begin(StageScore, c.Score.Epochs)
+		rep.begin(StageScore, ScoreUnits(&c, len(sgs)))
 		sx, sa, _, err := trainScore(ctx, &c, orig, grads, d, w, sd.scoreInit, sd.scoreDraw, rep)
 		if err != nil {
 			return nil, fmt.Errorf("λ=%g: %w", lam, err)

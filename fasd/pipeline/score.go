@@ -140,10 +140,75 @@ type ScoreStats struct {
 	// GradNormX/A are the mean pre-clipping gradient norms of the last epoch.
 	GradNormX Num `json:"grad_norm_x"`
 	GradNormA Num `json:"grad_norm_a"`
+	// Schedule is "epochs" or "budget"; Steps the optimizer steps taken and
+	// SubgraphSteps the subgraph draws they used.
+	Schedule      string `json:"schedule,omitempty"`
+	Steps         int    `json:"steps"`
+	SubgraphSteps int    `json:"subgraph_steps"`
+	// Budget schedule only: the planned subgraph-steps, the held-out
+	// subgraphs, the held-out loss (½‖out−target‖² per subgraph, X + A, on
+	// fixed draws) at every check, the best one (whose weights were kept)
+	// and whether patience stopped training before the budget.
+	Budget       int   `json:"budget,omitempty"`
+	HeldOut      int   `json:"held_out,omitempty"`
+	HeldOutCurve []Num `json:"held_out_curve,omitempty"`
+	HeldOutBest  Num   `json:"held_out_best,omitempty"`
+	StoppedEarly bool  `json:"stopped_early,omitempty"`
+}
+
+// scorePlan is the step schedule of one score training run.
+type scorePlan struct {
+	train, held []int // subgraph indexes trained on and held out
+	steps       int   // optimizer steps
+	evalEvery   int   // steps between held-out checks (0: none)
+	budget      int   // subgraph-steps planned (budget schedule)
+}
+
+// planScore splits the subgraphs and sizes the run: the paper's epochs, or a
+// budget of subgraph-steps with every k-th subgraph held out.
+func planScore(sc *ScoreConfig, m int) scorePlan {
+	all := make([]int, m)
+	for i := range all {
+		all[i] = i
+	}
+	if sc.Schedule != "budget" {
+		nb := (m + sc.Batch - 1) / sc.Batch
+		return scorePlan{train: all, steps: nb * sc.Epochs}
+	}
+	p := scorePlan{}
+	h := min(256, int(sc.HoldOut*float64(m)))
+	if h > 0 && m-h >= 1 {
+		k := m / h
+		for i := 0; i < m; i++ {
+			if i%k == k-1 && len(p.held) < h {
+				p.held = append(p.held, i)
+			} else {
+				p.train = append(p.train, i)
+			}
+		}
+	} else {
+		p.train = all
+	}
+	p.budget = sc.Budget
+	if p.budget == 0 {
+		p.budget = AutoBudget(m, sc.Batch)
+	}
+	p.steps = max(1, (p.budget+sc.Batch-1)/sc.Batch)
+	if len(p.held) > 0 {
+		p.evalEvery = max(1, p.steps/max(1, sc.Evals))
+	}
+	return p
+}
+
+// ScoreUnits is the number of progress units of the score stage for m
+// subgraphs: optimizer steps.
+func ScoreUnits(cfg *Config, m int) int {
+	return planScore(&cfg.Score, m).steps
 }
 
 // trainScore trains fresh score networks (initialised from initSeed) on
-// every subgraph of v; grads == nil means λ = 0 (w/o Fairness).
+// the subgraphs of v; grads == nil means λ = 0 (w/o Fairness). Progress is
+// reported in optimizer steps.
 func trainScore(ctx context.Context, cfg *Config, v *view, grads *gradCache, d int, w *nn.Workers[float32],
 	initSeed, drawSeed uint64, rep *reporter) (*nn.ScoreX[float32], *nn.ScoreA[float32], *ScoreStats, error) {
 	irng := fasd.NewRand(initSeed)
@@ -166,69 +231,125 @@ func trainScore(ctx context.Context, cfg *Config, v *view, grads *gradCache, d i
 	if sc.UseEMA {
 		emaX, emaA = nn.NewEMA(px, sc.EMA), nn.NewEMA(pa, sc.EMA)
 	}
-	m := len(v.sgs)
-	order := make([]int, m)
-	for i := range order {
-		order[i] = i
-	}
+	plan := planScore(&sc, len(v.sgs))
+	order := append([]int(nil), plan.train...)
+	m := len(order)
 	orng := fasd.NewRand(fasd.DeriveSeed(drawSeed, purposeScoreOrder))
 	nb := (m + sc.Batch - 1) / sc.Batch
-	stats := &ScoreStats{Epochs: sc.Epochs}
+	stats := &ScoreStats{Schedule: sc.Schedule, Budget: plan.budget, HeldOut: len(plan.held)}
+	var bestX, bestA, liveX, liveA []*nn.Param[float32]
+	best := math.Inf(1)
+	bad := 0
 	var rsX, rsA [TBins]float64
 	var rsN [TBins]int
 	start := time.Now()
 	steps := 0
-	for ep := 0; ep < sc.Epochs; ep++ {
-		orng.Shuffle(m, func(i, j int) { order[i], order[j] = order[j], order[i] })
-		st.epoch = ep
-		var sumX, sumA, gnX, gnA float64
-		for b := 0; b < nb; b++ {
-			if err := ctx.Err(); err != nil {
-				return nil, nil, nil, err
+	var sumX, sumA, gnX, gnA float64
+	nInPass := 0
+	check := func() (stop bool, err error) {
+		if emaX != nil {
+			// Judge the weights that will be used: the EMA weights, swapped
+			// in for the check and out again after it.
+			if liveX == nil {
+				liveX, liveA = cloneParams(px), cloneParams(pa)
 			}
-			st.bstart = b * sc.Batch
-			st.batch = order[st.bstart:min(m, (b+1)*sc.Batch)]
-			nn.ZeroGrads(px)
-			nn.ZeroGrads(pa)
-			w.Step(len(st.batch), nil, st.fn)
-			for k := range st.shards {
-				sh := &st.shards[k]
-				if sh.err != nil {
-					return nil, nil, nil, fmt.Errorf("score training: %w", sh.err)
-				}
-				sumX += sh.lx
-				sumA += sh.la
-				sh.lx, sh.la = 0, 0
-			}
-			if sc.GradClip > 0 {
-				gnX += nn.ClipGradNorm(px, sc.GradClip)
-				gnA += nn.ClipGradNorm(pa, sc.GradClip)
-			} else {
-				gnX += nn.GradNorm(px)
-				gnA += nn.GradNorm(pa)
-			}
-			optX.Step()
-			optA.Step()
-			if emaX != nil {
-				emaX.Update()
-				emaA.Update()
-			}
-			steps++
-			if steps == min(3, nb*sc.Epochs) {
-				rep.estimate(time.Since(start) / time.Duration(steps) * time.Duration(nb*sc.Epochs))
-			}
+			nn.CopyParams(liveX, px)
+			nn.CopyParams(liveA, pa)
+			emaX.CopyTo(px)
+			emaA.CopyTo(pa)
+			defer nn.CopyParams(px, liveX)
+			defer nn.CopyParams(pa, liveA)
 		}
-		optX.DecayLR(sc.LRDecay)
-		optA.DecayLR(sc.LRDecay)
-		lx, la := sumX/float64(nb), sumA/float64(nb)
-		stats.FinalLossX, stats.FinalLossA = Num(lx), Num(la)
-		stats.GradNormX, stats.GradNormA = Num(gnX/float64(nb)), Num(gnA/float64(nb))
-		if math.IsNaN(lx) || math.IsNaN(la) || math.IsInf(lx, 0) || math.IsInf(la, 0) {
-			return nil, nil, nil, fmt.Errorf("score training epoch %d: loss %v / %v: %w", ep, lx, la, fasd.ErrNonFinite)
+		l, err := heldOutScoreLoss(ctx, cfg, sx, sa, v, grads, plan.held, d, w.N(), drawSeed)
+		if err != nil {
+			return false, err
 		}
-		rep.epoch(ep, lx+la, math.NaN())
-		rep.progress(ep + 1)
+		stats.HeldOutCurve = append(stats.HeldOutCurve, Num(l))
+		if l < best*(1-0.005) || bestX == nil {
+			bad = 0
+		} else {
+			bad++
+		}
+		if l < best || bestX == nil {
+			best = l
+			if bestX == nil {
+				bestX, bestA = cloneParams(px), cloneParams(pa)
+			}
+			nn.CopyParams(bestX, px)
+			nn.CopyParams(bestA, pa)
+		}
+		return sc.Patience > 0 && bad >= sc.Patience, nil
 	}
+	ep := 0
+	for steps < plan.steps {
+		b := steps % nb
+		if b == 0 {
+			orng.Shuffle(m, func(i, j int) { order[i], order[j] = order[j], order[i] })
+			st.epoch = ep
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, nil, nil, err
+		}
+		st.bstart = b * sc.Batch
+		st.batch = order[st.bstart:min(m, (b+1)*sc.Batch)]
+		nn.ZeroGrads(px)
+		nn.ZeroGrads(pa)
+		w.Step(len(st.batch), nil, st.fn)
+		for k := range st.shards {
+			sh := &st.shards[k]
+			if sh.err != nil {
+				return nil, nil, nil, fmt.Errorf("score training: %w", sh.err)
+			}
+			sumX += sh.lx
+			sumA += sh.la
+			sh.lx, sh.la = 0, 0
+		}
+		if sc.GradClip > 0 {
+			gnX += nn.ClipGradNorm(px, sc.GradClip)
+			gnA += nn.ClipGradNorm(pa, sc.GradClip)
+		} else {
+			gnX += nn.GradNorm(px)
+			gnA += nn.GradNorm(pa)
+		}
+		optX.Step()
+		optA.Step()
+		if emaX != nil {
+			emaX.Update()
+			emaA.Update()
+		}
+		steps++
+		nInPass++
+		stats.SubgraphSteps += len(st.batch)
+		if steps == min(3, plan.steps) {
+			rep.estimate(time.Since(start) / time.Duration(steps) * time.Duration(plan.steps))
+		}
+		if b == nb-1 || steps == plan.steps {
+			// End of a pass over the training subgraphs.
+			optX.DecayLR(sc.LRDecay)
+			optA.DecayLR(sc.LRDecay)
+			lx, la := sumX/float64(nInPass), sumA/float64(nInPass)
+			stats.FinalLossX, stats.FinalLossA = Num(lx), Num(la)
+			stats.GradNormX, stats.GradNormA = Num(gnX/float64(nInPass)), Num(gnA/float64(nInPass))
+			if math.IsNaN(lx) || math.IsNaN(la) || math.IsInf(lx, 0) || math.IsInf(la, 0) {
+				return nil, nil, nil, fmt.Errorf("score training pass %d: loss %v / %v: %w", ep, lx, la, fasd.ErrNonFinite)
+			}
+			rep.epoch(ep, lx+la, math.NaN())
+			sumX, sumA, gnX, gnA, nInPass = 0, 0, 0, 0, 0
+			ep++
+		}
+		rep.progress(steps)
+		if plan.evalEvery > 0 && (steps%plan.evalEvery == 0 || steps == plan.steps) {
+			stop, err := check()
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("held-out score loss: %w", err)
+			}
+			if stop {
+				stats.StoppedEarly = steps < plan.steps
+				break
+			}
+		}
+	}
+	stats.Epochs, stats.Steps = ep, steps
 	for k := range st.shards {
 		sh := &st.shards[k]
 		for b := 0; b < TBins; b++ {
@@ -243,11 +364,76 @@ func trainScore(ctx context.Context, cfg *Config, v *view, grads *gradCache, d i
 			stats.RatioX[b], stats.RatioA[b] = Num(rsX[b]/float64(rsN[b])), Num(rsA[b]/float64(rsN[b]))
 		}
 	}
-	if emaX != nil {
+	if bestX != nil {
+		stats.HeldOutBest = Num(best)
+		nn.CopyParams(px, bestX)
+		nn.CopyParams(pa, bestA)
+	} else if emaX != nil {
 		emaX.CopyTo(px)
 		emaA.CopyTo(pa)
 	}
 	return sx, sa, stats, nil
+}
+
+func cloneParams(ps []*nn.Param[float32]) []*nn.Param[float32] {
+	out := make([]*nn.Param[float32], len(ps))
+	for i, p := range ps {
+		out[i] = &nn.Param[float32]{Value: tensor.Dense[float32]{Shape: p.Value.Shape, Data: append([]float32(nil), p.Value.Data...)}}
+	}
+	return out
+}
+
+// heldOutScoreLoss is the score-matching loss of the networks in eval mode
+// on the subgraphs idx, one fixed (t, ε) draw per subgraph (the same draws
+// at every call, so successive checks compare like with like): the mean
+// over subgraphs of ½‖s_θ − T_X‖² + ½‖s_φ − T_A‖².
+func heldOutScoreLoss(ctx context.Context, cfg *Config, sx *nn.ScoreX[float32], sa *nn.ScoreA[float32], v *view, grads *gradCache,
+	idx []int, d, workers int, seed uint64) (float64, error) {
+	popt := perturbOptions(cfg, grads != nil)
+	type scratch struct {
+		sm         scoreModel
+		pert       fasd.Perturbation
+		outX, outA []float32
+	}
+	scr := make([]scratch, workers)
+	for i := range scr {
+		scr[i].sm = scoreModel{sx: sx, sa: sa, tape: autodiff.NewTape[float32]()}
+	}
+	loss := make([]float64, len(idx))
+	err := parallelFor(ctx, workers, len(idx), func(w, k int) error {
+		sc := &scr[w]
+		i := idx[k]
+		rng := fasd.NewRand(fasd.DeriveSeed(seed, purposeScoreHeldOut, uint64(i)))
+		t := fasd.SampleTime(rng, cfg.Diffusion.EpsT)
+		in := grads.input(v, i, d)
+		if err := fasd.Perturb(&popt, &in, t, rng, &sc.pert); err != nil {
+			return err
+		}
+		n := in.N
+		sc.outX, sc.outA = resizeF(sc.outX, n*d), resizeF(sc.outA, n*n)
+		if err := sc.sm.Predict(t, sc.pert.Xt, sc.pert.At, n, d, sc.outX, sc.outA); err != nil {
+			return err
+		}
+		var s float64
+		for q, o := range sc.outX {
+			e := float64(o) - float64(sc.pert.TX[q])
+			s += e * e
+		}
+		for q, o := range sc.outA {
+			e := float64(o) - float64(sc.pert.TA[q])
+			s += e * e
+		}
+		loss[k] = 0.5 * s
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	var sum float64
+	for _, l := range loss {
+		sum += l
+	}
+	return sum / float64(max(1, len(idx))), nil
 }
 
 // LossRatio is the held-out score-loss diagnostic of §14 per t bin:

@@ -26,6 +26,8 @@ const (
 	purposeProbe      = 108
 	purposeHeldOut    = 109
 	purposeBaseline   = 110
+	// purposeScoreHeldOut draws the fixed (t, ε) of the held-out score loss.
+	purposeScoreHeldOut = 111
 )
 
 // view is a set of subgraphs with one choice of features and adjacency per
@@ -102,6 +104,7 @@ type netTrainer struct {
 	net        *nn.GCNNet[float32]
 	kind       netKind
 	trainScope bool // kindSens: only train-split nodes carry s labels
+	patience   int  // early-stopping patience, for the time estimate
 	v          *view
 	d          int
 	batch      []int
@@ -197,10 +200,11 @@ func (t *netTrainer) batchNorm() float32 {
 
 // trainLoop runs epochs of shuffled mini-batches over idx. After every epoch
 // it calls after(epoch) (may be nil), whose returned value is reported as
-// the validation accuracy. The first batches give the stage's time
-// estimate. It returns the last epoch's mean batch loss.
+// the validation accuracy and which can stop training early. The first
+// batches give the stage's time estimate. It returns the last epoch's mean
+// batch loss.
 func trainLoop(ctx context.Context, w *nn.Workers[float32], t *netTrainer, opt *nn.Adam[float32], idx []int,
-	epochs, batch int, rng *rand.Rand, rep *reporter, after func(epoch int) (float64, error)) (float64, error) {
+	epochs, batch int, rng *rand.Rand, rep *reporter, after func(epoch int) (float64, bool, error)) (float64, error) {
 	params := t.net.Params()
 	order := append([]int(nil), idx...)
 	nb := (len(order) + batch - 1) / batch
@@ -230,7 +234,12 @@ func trainLoop(ctx context.Context, w *nn.Workers[float32], t *netTrainer, opt *
 			if !estimated && steps == min(3, nb*epochs) {
 				estimated = true
 				per := time.Since(start) / time.Duration(steps)
-				rep.estimate(per * time.Duration(nb*epochs))
+				ee := float64(epochs)
+				if t.patience > 0 {
+					// As EstimateRun: early stopping after ≈ 1.5× patience.
+					ee = math.Min(ee, 1.5*float64(t.patience))
+				}
+				rep.estimate(time.Duration(float64(per) * float64(nb) * ee))
 			}
 		}
 		last = math.NaN()
@@ -238,14 +247,31 @@ func trainLoop(ctx context.Context, w *nn.Workers[float32], t *netTrainer, opt *
 			last = sum / float64(cnt)
 		}
 		acc := math.NaN()
+		stop := false
 		if after != nil {
 			var err error
-			if acc, err = after(ep); err != nil {
+			if acc, stop, err = after(ep); err != nil {
 				return 0, err
 			}
 		}
 		rep.epoch(ep, last, acc)
 		rep.progress(ep + 1)
+		if stop {
+			break
+		}
 	}
 	return last, nil
+}
+
+// patience counts epochs without improvement: observe(improved) returns
+// true once limit consecutive epochs did not improve (never for limit 0).
+type patience struct{ limit, bad int }
+
+func (p *patience) observe(improved bool) bool {
+	if improved {
+		p.bad = 0
+		return false
+	}
+	p.bad++
+	return p.limit > 0 && p.bad >= p.limit
 }

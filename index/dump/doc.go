@@ -52,17 +52,31 @@
 // Rows are numbered 0…n-1 in file order; that index is the node's dense id.
 // With no id column the row index is also the node id.
 //
-// # Conventions (FairGNN / DIG, see method.md §1)
+// # Conventions (FairGNN / DIG, see method.md §1; NIFTY)
 //
 //   - Sensitive attribute, numeric mapping: v < 0 is Unknown (-1), v > Threshold
-//     (default 0) is group 1, the rest group 0. Named mapping: listed strings only.
+//     (default 0) is group 1, the rest group 0. Named mapping: listed values
+//     only; a key that is a number also matches the same number written
+//     otherwise ("1" matches "1.0").
 //   - Label, numeric mapping: the unlabelled value (default -1) is Unlabelled,
-//     0 is class 0, every v ≥ 1 is class 1 ("values > 1 become 1").
-//   - Features: every other column in file order unless listed; scaled as
-//     x' = 2(x-min)/(max-min) - 1, a constant column becomes 0.
+//     0 is class 0, every v ≥ 1 is class 1 ("values > 1 become 1"). A named
+//     mapping is a label value map: German credit's {"1": 1, "-1": 0}.
+//   - Features: every other column in file order unless listed; the
+//     sensitive column too with SensitiveFeature (as NIFTY keeps it), mapped
+//     by a named mapping. Scaled as x' = 2(x-min)/(max-min) - 1, a constant
+//     column becomes 0.
+//
+// The presets (LookupPreset, PresetNames) record the published conventions
+// of each known dump (file names, columns, value maps, dropped columns,
+// split); they are the one registry of dataset names.
 //   - Edge endpoints are int64 ids, or row indices, in decimal or in float
 //     notation with an integral value (8.380e+02 is 838; float notation is only
 //     accepted up to 2^53, where it is exact).
+//   - Edge lines hold two endpoints separated by spaces or tabs or by one
+//     comma (blanks around it allowed). A '#' starts a comment that runs to
+//     the end of the line; blank and comment-only lines are skipped. This one
+//     rule (ParseEdgeLine) holds for every edge file: those of fasd load and
+//     those of fasd update.
 //
 // # Errors
 //
@@ -73,6 +87,14 @@
 //	nba.csv:17: column "AGE": not a number: "abc"
 //
 // Test the class with errors.Is and get the position with errors.As.
+//
+// An offending value is quoted whole up to 64 bytes, else as its first 64
+// bytes followed by its length ("…" (10485760 bytes)), so that a huge cell
+// cannot flood a log. A quoted field that is never closed is reported at its
+// opening quote, not at the end of the file. A read or decompression error
+// (ErrRead) names the line where reading stopped, every earlier line having
+// been read whole; gzip errors say "gzip" (a truncated file: "gzip: unexpected
+// EOF (the compressed file is truncated)").
 //
 // # Writing
 //

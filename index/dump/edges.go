@@ -2,7 +2,7 @@ package dump
 
 import (
 	"bufio"
-	"fmt"
+	"bytes"
 	"io"
 	"strconv"
 )
@@ -11,38 +11,55 @@ import (
 const maxEdgeLine = 1 << 16
 
 // ParseEdgeLine parses one line of an edge list: two endpoints separated by
-// spaces or tabs, each an int64 written as a decimal integer or in float
-// notation with an integral value (8.380e+02 is 838). Leading and trailing
-// blanks and a trailing CR (or LF) are ignored. A line of blanks only gives
-// blank == true. Any other line is an *Error of kind ErrBadEdge (without file
-// or line; EdgeReader adds them).
+// spaces or tabs or by one comma (with optional blanks around it), each an
+// int64 written as a decimal integer or in float notation with an integral
+// value (8.380e+02 is 838). A '#' starts a comment that runs to the end of
+// the line. Leading and trailing blanks and a trailing CR (or LF) are
+// ignored. A line of blanks and comment only gives blank == true. Any other
+// line is an *Error of kind ErrBadEdge (without file or line; EdgeReader
+// adds them) that quotes at most a bounded prefix of the line.
+//
+// This is the one edge-line grammar of fasd: the edge files of fasd load and
+// fasd update are both read with it.
 func ParseEdgeLine(line []byte) (u, v int64, blank bool, err error) {
+	full := bytes.TrimRight(line, "\r\n") // echoed in errors
+	if i := bytes.IndexByte(line, '#'); i >= 0 {
+		line = line[:i]
+	}
 	var field [2][]byte
-	n := 0
+	n, commas := 0, 0 // fields so far; commas since the last field
 	i := 0
 	for {
-		for i < len(line) && isBlank(line[i]) {
+		for i < len(line) && (isBlank(line[i]) || line[i] == ',') {
+			if line[i] == ',' {
+				commas++
+			}
 			i++
 		}
 		if i == len(line) {
 			break
 		}
 		j := i
-		for j < len(line) && !isBlank(line[j]) {
+		for j < len(line) && !isBlank(line[j]) && line[j] != ',' {
 			j++
 		}
 		if n == 2 {
-			return 0, 0, false, newError(ErrBadEdge, fmt.Sprintf("more than two fields: %q", truncate(line)))
+			return 0, 0, false, newError(ErrBadEdge, "more than two fields: "+echo(full))
+		}
+		if commas > n { // before the first endpoint, or two between them
+			return 0, 0, false, newError(ErrBadEdge, "stray comma: "+echo(full))
 		}
 		field[n] = line[i:j]
-		n++
+		n, commas = n+1, 0
 		i = j
 	}
-	switch n {
-	case 0:
+	switch {
+	case n == 0 && commas == 0:
 		return 0, 0, true, nil
-	case 1:
-		return 0, 0, false, newError(ErrBadEdge, fmt.Sprintf("one field, want two: %q", truncate(line)))
+	case n == 1:
+		return 0, 0, false, newError(ErrBadEdge, "one field, want two: "+echo(full))
+	case commas > 0:
+		return 0, 0, false, newError(ErrBadEdge, "stray comma: "+echo(full))
 	}
 	var ends [2]int64
 	for k := range 2 {
@@ -57,15 +74,8 @@ func ParseEdgeLine(line []byte) (u, v int64, blank bool, err error) {
 
 func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
-func truncate(b []byte) string {
-	const max = 80
-	if len(b) > max {
-		return string(b[:max]) + "…"
-	}
-	return string(b)
-}
-
-// EdgeReader streams the edges of an edge list, skipping blank lines. It
+// EdgeReader streams the edges of an edge list, skipping blank and comment
+// lines (see ParseEdgeLine). It
 // follows the Next/Edge/Err pattern and is not safe for concurrent use.
 //
 //	er, err := dump.OpenEdges(path)
@@ -152,7 +162,7 @@ func (er *EdgeReader) Edge() (u, v int64) { return er.u, er.v }
 // Line returns the 1-based line number of the current edge.
 func (er *EdgeReader) Line() int { return er.line }
 
-// Edges returns the number of edges (non-blank lines) read so far.
+// Edges returns the number of edges (lines that hold one) read so far.
 func (er *EdgeReader) Edges() int { return er.lines }
 
 // Err returns the error that stopped Next, or nil at a clean end.

@@ -29,10 +29,30 @@ func TestParseEdgeLine(t *testing.T) {
 		{"1 2 3", 0, 0, false, `malformed edge line: more than two fields: "1 2 3"`},
 		{"1 x", 0, 0, false, `field 2: malformed edge line: not an integer: "x"`},
 		{"1.5 2", 0, 0, false, `field 1: malformed edge line: not integral: "1.5"`},
-		{"1,2", 0, 0, false, `malformed edge line: one field, want two: "1,2"`},
+		{"1,2", 1, 2, false, ""},
+		{" 3 ,\t4 \r\n", 3, 4, false, ""},
+		{"5, 6 # c, d", 5, 6, false, ""},
+		{"1,,2", 0, 0, false, `malformed edge line: stray comma: "1,,2"`},
+		{",1 2", 0, 0, false, `malformed edge line: stray comma: ",1 2"`},
+		{"1 2,", 0, 0, false, `malformed edge line: stray comma: "1 2,"`},
+		{",", 0, 0, false, `malformed edge line: stray comma: ","`},
+		{"1,", 0, 0, false, `malformed edge line: one field, want two: "1,"`},
+		{"1,2,3", 0, 0, false, `malformed edge line: more than two fields: "1,2,3"`},
 		{"nan 2", 0, 0, false, `field 1: malformed edge line: not an integer: "nan"`},
 		{"1e300 2", 0, 0, false, `field 1: malformed edge line: float notation beyond 2^53 is not exact: "1e300"`},
 		{"9223372036854775808 1", 0, 0, false, `field 1: malformed edge line: out of int64 range: "9223372036854775808"`},
+		// Comments, the one rule of every edge file: '#' to the end of the line.
+		{"# source target\n", 0, 0, true, ""},
+		{"  #\r\n", 0, 0, true, ""},
+		{"1 2 # added by hand", 1, 2, false, ""},
+		{"3\t4#x y z\n", 3, 4, false, ""},
+		{"5 # 6", 0, 0, false, `malformed edge line: one field, want two: "5 # 6"`},
+		{"1 2 3 # three", 0, 0, false, `malformed edge line: more than two fields: "1 2 3 # three"`},
+		// An offending value is echoed in a bounded prefix.
+		{"1 " + strings.Repeat("x", 200), 0, 0, false,
+			`field 2: malformed edge line: not an integer: "` + strings.Repeat("x", 64) + `"… (200 bytes)`},
+		{strings.Repeat("1 ", 100), 0, 0, false,
+			`malformed edge line: more than two fields: "` + strings.Repeat("1 ", 32) + `"… (200 bytes)`},
 	}
 	for _, c := range cases {
 		u, v, blank, err := ParseEdgeLine([]byte(c.in))
@@ -64,6 +84,17 @@ func TestEdgeReader(t *testing.T) {
 	}
 	if lines[0] != 1 || lines[1] != 3 || lines[2] != 5 {
 		t.Errorf("lines %v", lines)
+	}
+
+	er = NewEdgeReader(strings.NewReader("# u v\n1 2 # first\n\n#3 4\n5 6\n"), "e.txt")
+	got, lines = got[:0], lines[:0]
+	for er.Next() {
+		u, v := er.Edge()
+		got = append(got, u, v)
+		lines = append(lines, er.Line())
+	}
+	if er.Err() != nil || fmt.Sprint(got) != "[1 2 5 6]" || fmt.Sprint(lines) != "[2 5]" || er.Edges() != 2 {
+		t.Errorf("with comments: edges %v at lines %v, err %v", got, lines, er.Err())
 	}
 
 	er = NewEdgeReader(strings.NewReader("1 2\n3 4\n5 six\n7 8\n"), "e.txt")

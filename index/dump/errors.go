@@ -3,6 +3,7 @@ package dump
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // kind is the class of a bad-input error. Its Error text carries the package
@@ -40,6 +41,8 @@ var (
 	// ErrSyntax: the CSV itself is malformed (for example a stray quote).
 	ErrSyntax error = &kind{"csv syntax"}
 	// ErrRead: reading or decompressing the file failed; Err holds the cause.
+	// Line, when set, is the line where reading stopped: every line before
+	// it was read whole.
 	ErrRead error = &kind{"read"}
 	// ErrChanged: the second pass over a node file did not see the same rows
 	// as the first (the file changed in between).
@@ -116,4 +119,22 @@ func (e *Error) Unwrap() []error {
 // newError returns an *Error with no column.
 func newError(k error, detail string) *Error {
 	return &Error{Index: -1, Kind: k, Detail: detail}
+}
+
+// maxEcho bounds how many bytes of an offending value an error message
+// repeats: a 10 MB cell must not become a 10 MB error message.
+const maxEcho = 64
+
+// echo quotes an offending value for an error message: whole when it has
+// at most maxEcho bytes, else its first maxEcho bytes (cut back to a UTF-8
+// boundary) followed by "… (N bytes)".
+func echo[T ~string | ~[]byte](v T) string {
+	if len(v) <= maxEcho {
+		return strconv.Quote(string(v))
+	}
+	n := maxEcho
+	for n > maxEcho-utf8.UTFMax && !utf8.RuneStart(v[n]) {
+		n--
+	}
+	return strconv.Quote(string(v[:n])) + "… (" + strconv.Itoa(len(v)) + " bytes)"
 }

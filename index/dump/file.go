@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 )
 
@@ -100,9 +101,32 @@ func decompress(r io.Reader) (io.Reader, *gzip.Reader, error) {
 	}
 	gz, err := gzip.NewReader(br)
 	if err != nil {
-		return nil, nil, fmt.Errorf("gzip: %w", err)
+		return nil, nil, gzipErr(err)
 	}
-	return gz, gz, nil
+	return gzipReader{gz}, gz, nil
+}
+
+// gzipReader marks the errors of the decompressor as such: a truncated
+// member otherwise reads as a bare "unexpected EOF".
+type gzipReader struct{ gz *gzip.Reader }
+
+func (g gzipReader) Read(p []byte) (int, error) {
+	n, err := g.gz.Read(p)
+	if err != nil && err != io.EOF {
+		err = gzipErr(err)
+	}
+	return n, err
+}
+
+// gzipErr prefixes err with "gzip: " unless compress/gzip already did.
+func gzipErr(err error) error {
+	if strings.HasPrefix(err.Error(), "gzip: ") {
+		return err
+	}
+	if err == io.ErrUnexpectedEOF {
+		return fmt.Errorf("gzip: %w (the compressed file is truncated)", err)
+	}
+	return fmt.Errorf("gzip: %w", err)
 }
 
 type countingReader struct {

@@ -22,13 +22,21 @@ type layout struct {
 	unlabel   float64
 	hasUnlab  bool
 	endpoints Endpoints
+	// sensNum and labelNum are the keys of the Named mappings that are
+	// numbers, by value; nil when there are none.
+	sensNum, labelNum map[float64]int8
+	// sensFeat is the feature index that takes the mapped sensitive value
+	// (SensitiveFeature with a Named mapping), else -1.
+	sensFeat int
 }
 
 func newLayout(header []string, spec Spec) (*layout, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	l := &layout{spec: spec, header: header, id: -1, endpoints: spec.Endpoints}
+	l := &layout{spec: spec, header: header, id: -1, endpoints: spec.Endpoints, sensFeat: -1}
+	l.sensNum, _ = numericKeys(spec.Sensitive.Named) // checked by Validate
+	l.labelNum, _ = numericKeys(spec.Label.Named)
 	if l.endpoints == EndpointsAuto {
 		l.endpoints = EndpointsID
 		if spec.IDColumn == "" {
@@ -76,7 +84,7 @@ func newLayout(header []string, spec Spec) (*layout, error) {
 			l.feat = append(l.feat, i)
 		}
 	} else {
-		skip := map[string]bool{spec.IDColumn: spec.IDColumn != "", spec.Sensitive.Column: true, spec.Label.Column: true}
+		skip := map[string]bool{spec.IDColumn: spec.IDColumn != "", spec.Sensitive.Column: !spec.SensitiveFeature, spec.Label.Column: true}
 		for _, x := range spec.Exclude {
 			if _, err := find("excluded", x); err != nil {
 				errs = append(errs, err)
@@ -86,6 +94,13 @@ func newLayout(header []string, spec Spec) (*layout, error) {
 		for i, h := range header {
 			if !skip[h] {
 				l.feat = append(l.feat, i)
+			}
+		}
+	}
+	if spec.SensitiveFeature && spec.Sensitive.Named != nil {
+		for j, i := range l.feat {
+			if i == l.sens {
+				l.sensFeat = j
 			}
 		}
 	}
@@ -133,15 +148,15 @@ func (l *layout) parse(rec [][]byte, rowIndex int, out *record) *Error {
 	// Sensitive attribute.
 	cell := rec[l.sens]
 	if m := l.spec.Sensitive.Named; m != nil {
-		v, ok := m[string(trimSpace(cell))]
+		v, ok := lookupValue(m, l.sensNum, cell)
 		if !ok {
-			return l.colError(l.sens, ErrUnmappedSensitive, strconv.Quote(string(cell)))
+			return l.colError(l.sens, ErrUnmappedSensitive, echo(cell))
 		}
 		out.sens = v
 	} else {
 		v, k := parseNumber(cell)
 		if k != nil {
-			return l.colError(l.sens, k, strconv.Quote(string(cell)))
+			return l.colError(l.sens, k, echo(cell))
 		}
 		switch {
 		case v < 0:
@@ -155,15 +170,15 @@ func (l *layout) parse(rec [][]byte, rowIndex int, out *record) *Error {
 	// Label.
 	cell = rec[l.label]
 	if m := l.spec.Label.Named; m != nil {
-		v, ok := m[string(trimSpace(cell))]
+		v, ok := lookupValue(m, l.labelNum, cell)
 		if !ok {
-			return l.colError(l.label, ErrUnmappedLabel, strconv.Quote(string(cell)))
+			return l.colError(l.label, ErrUnmappedLabel, echo(cell))
 		}
 		out.label = v
 	} else {
 		v, k := parseNumber(cell)
 		if k != nil {
-			return l.colError(l.label, k, strconv.Quote(string(cell)))
+			return l.colError(l.label, k, echo(cell))
 		}
 		switch {
 		case l.hasUnlab && v == l.unlabel:
@@ -173,26 +188,48 @@ func (l *layout) parse(rec [][]byte, rowIndex int, out *record) *Error {
 		case v >= 1:
 			out.label = 1
 		default:
-			return l.colError(l.label, ErrUnmappedLabel, strconv.Quote(string(cell)))
+			return l.colError(l.label, ErrUnmappedLabel, echo(cell))
 		}
 	}
 	// Features.
 	vals := out.vals[:len(l.feat)]
 	for j, i := range l.feat {
+		if j == l.sensFeat { // the sensitive column kept as a feature, mapped
+			vals[j] = float64(out.sens)
+			continue
+		}
 		if c := rec[i]; len(c) == 1 && c[0]-'0' < 10 { // a digit: most cells of indicator columns
 			vals[j] = float64(c[0] - '0')
 			continue
 		}
 		v, k := parseNumber(rec[i])
 		if k != nil {
-			return l.colError(i, k, strconv.Quote(string(rec[i])))
+			return l.colError(i, k, echo(rec[i]))
 		}
 		if !l.spec.Scale && math.Abs(v) > math.MaxFloat32 {
-			return l.colError(i, ErrNonFinite, "out of float32 range: "+strconv.Quote(string(rec[i])))
+			return l.colError(i, ErrNonFinite, "out of float32 range: "+echo(rec[i]))
 		}
 		vals[j] = v
 	}
 	return nil
+}
+
+// lookupValue maps a cell through a Named mapping: by the trimmed string,
+// else, if some keys are numbers, by numeric value.
+func lookupValue(named map[string]int8, num map[float64]int8, cell []byte) (int8, bool) {
+	c := trimSpace(cell)
+	if v, ok := named[string(c)]; ok {
+		return v, true
+	}
+	if num == nil {
+		return 0, false
+	}
+	x, err := parseNumber(c)
+	if err != nil {
+		return 0, false
+	}
+	v, ok := num[x]
+	return v, ok
 }
 
 // Table is the result of the first pass over a node file: the resolved
@@ -255,6 +292,10 @@ func readErr(name string, err error) *Error {
 	if errors.As(err, &pe) {
 		return &Error{File: name, Line: pe.Line, Index: -1, Kind: ErrSyntax,
 			Detail: "byte " + strconv.Itoa(pe.Column), Err: pe.Err}
+	}
+	var re *readError
+	if errors.As(err, &re) {
+		return &Error{File: name, Line: re.line, Index: -1, Kind: ErrRead, Err: re.err}
 	}
 	return &Error{File: name, Index: -1, Kind: ErrRead, Err: err}
 }

@@ -69,17 +69,17 @@ func parseInteger[T ~string | ~[]byte](b T) (v int64, detail string, ok bool) {
 	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return v, "", true
 	} else if errors.Is(err, strconv.ErrRange) {
-		return 0, "out of int64 range: " + strconv.Quote(s), false
+		return 0, "out of int64 range: " + echo(s), false
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, "not an integer: " + strconv.Quote(s), false
+		return 0, "not an integer: " + echo(s), false
 	}
 	if f != math.Trunc(f) {
-		return 0, "not integral: " + strconv.Quote(s), false
+		return 0, "not integral: " + echo(s), false
 	}
 	if math.Abs(f) > maxExactFloat {
-		return 0, "float notation beyond 2^53 is not exact: " + strconv.Quote(s), false
+		return 0, "float notation beyond 2^53 is not exact: " + echo(s), false
 	}
 	return int64(f), "", true
 }

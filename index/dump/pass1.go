@@ -145,7 +145,7 @@ func analyze(ctx context.Context, r io.Reader, name string, spec Spec, spill io.
 		first = grown[:len(first)+n]
 		atEOF = err == io.EOF || err == io.ErrUnexpectedEOF
 		if err != nil && !atEOF {
-			return nil, readErr(name, err)
+			return nil, readErr(name, atLine(bytes.Count(first, []byte{'\n'}), err))
 		}
 		start, hline = headerLine(first)
 	}
@@ -420,7 +420,7 @@ func (p *pass1) parallel(rest []byte, r io.Reader, workers int) (*Table, error) 
 		}
 		switch {
 		case b.err != nil:
-			return nil, readErr(p.name, b.err)
+			return nil, readErr(p.name, atLine(p.line, b.err))
 		case b.tail != nil:
 			// Nothing is read from r any more but by this goroutine.
 			return p.sequential(b.tail, false)
@@ -474,6 +474,13 @@ func cutBlocks(buf []byte, r io.Reader, order, jobs chan<- *block, stop <-chan s
 	for {
 		if !eof && len(buf) < cap(buf) {
 			if err := fill(); err != nil {
+				// Parse the whole lines read before the error first, so
+				// that it is reported at the line where reading stopped.
+				if cut := bytes.LastIndexByte(buf, '\n'); cut >= 0 && bytes.IndexByte(buf[:cut+1], '"') < 0 {
+					if !send(&block{data: buf[:cut+1], res: make(chan *blockResult, 1)}) {
+						return
+					}
+				}
 				send(&block{err: err})
 				return
 			}

@@ -15,7 +15,9 @@ import (
 // encoding/csv.Reader in its default configuration (comma ',', no comment
 // character, strict quotes, any number of fields per record): the same
 // records, the same line numbers and the same syntax errors, which
-// FuzzRecordReader checks against encoding/csv itself.
+// FuzzRecordReader checks against encoding/csv itself. One error differs on
+// purpose: a quoted field still open at the end of the input is reported at
+// its opening quote (errUnclosedQuote), not at the last line of the file.
 //
 // A line without a double quote, which is every line of a typical dump, is
 // split in place on commas: no copy and no allocation. A record whose first
@@ -71,11 +73,37 @@ func (r *recordReader) readLine() ([]byte, error) {
 		err = nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, &readError{line: r.lines + 1, err: err}
 	}
 	r.lines++
 	return line, nil
 }
+
+// readError is a failure of the underlying reader (an I/O or decompression
+// error) while reading line: every line before it was read whole.
+type readError struct {
+	line int
+	err  error
+}
+
+func (e *readError) Error() string { return "line " + strconv.Itoa(e.line) + ": " + e.err.Error() }
+func (e *readError) Unwrap() error { return e.err }
+
+// atLine marks a read error met after lines whole lines, unless it already
+// carries its line.
+func atLine(lines int, err error) error {
+	var re *readError
+	if errors.As(err, &re) {
+		return err
+	}
+	return &readError{line: lines + 1, err: err}
+}
+
+// errUnclosedQuote is the cause of the syntax error for a quoted field that
+// is still open at the end of the input. encoding/csv reports it at the last
+// line of the file, which can be millions of lines after the stray quote;
+// recordReader reports it at the quote itself.
+var errUnclosedQuote = errors.New("quote opened here is never closed (the field runs to the end of the file)")
 
 // content strips the line end the way encoding/csv does: "\n" or "\r\n",
 // or, at the end of the input (no "\n"), one trailing "\r".
@@ -211,7 +239,9 @@ func (r *recordReader) readQuoted(first []byte) ([][]byte, error) {
 	for state == qQuoted {
 		l, err := r.readLine()
 		if err == io.EOF {
-			break
+			r.raw = r.chunk
+			line, col := openingQuote(r.chunk)
+			return nil, &csv.ParseError{StartLine: r.start, Line: r.start + line, Column: col, Err: errUnclosedQuote}
 		}
 		if err != nil {
 			return nil, err
@@ -250,6 +280,27 @@ func (r *recordReader) readQuoted(first []byte) ([][]byte, error) {
 		off += len(f)
 	}
 	return r.fields, nil
+}
+
+// openingQuote returns where, in a record whose quoted field is still open
+// at its end, that field's opening quote is: the line (0 for the record's
+// first line) and the 1-based byte column. It replays scanQuotes one byte
+// at a time; that agrees with the line-at-a-time scan of readQuoted because
+// the scan never met a syntax error (the one place where scanQuotes looks
+// ahead, a '\r' after a closing quote, is then always a line end).
+func openingQuote(chunk []byte) (line, col int) {
+	state, lines, lineStart := qFieldStart, 0, 0
+	for i := range chunk {
+		next := scanQuotes(state, chunk[i:i+1])
+		if state == qFieldStart && next == qQuoted {
+			line, col = lines, i-lineStart+1
+		}
+		state = next
+		if chunk[i] == '\n' {
+			lines, lineStart = lines+1, i+1
+		}
+	}
+	return line, col
 }
 
 // line returns the line where the last record returned by read starts.

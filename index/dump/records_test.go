@@ -62,11 +62,57 @@ func sameRecords(s string, r io.Reader) string {
 	}
 	if werr != nil {
 		var wp, gp *csv.ParseError
-		if !errors.As(werr, &wp) || !errors.As(gerr, &gp) || wp.Error() != gp.Error() {
+		if !errors.As(werr, &wp) || !errors.As(gerr, &gp) {
+			return fmt.Sprintf("error %#v, want %#v", gerr, werr)
+		}
+		if gp.Err == errUnclosedQuote {
+			// encoding/csv reports an unclosed quote at the end of the
+			// input; recordReader at the quote itself, which must open a
+			// field of the same record.
+			if wp.Err != csv.ErrQuote || wp.StartLine != gp.StartLine || gp.Line < gp.StartLine || gp.Line > wp.Line ||
+				byteAt(s, gp.Line, gp.Column) != '"' {
+				return fmt.Sprintf("unclosed quote at %d:%d (record from line %d), csv says %v", gp.Line, gp.Column, gp.StartLine, werr)
+			}
+		} else if wp.Error() != gp.Error() {
 			return fmt.Sprintf("error %#v, want %#v", gerr, werr)
 		}
 	}
 	return ""
+}
+
+// byteAt returns the byte of s at a 1-based line and byte column, or 0.
+func byteAt(s string, line, col int) byte {
+	lines := strings.SplitAfter(s, "\n")
+	if line < 1 || line > len(lines) || col < 1 || col > len(lines[line-1]) {
+		return 0
+	}
+	return lines[line-1][col-1]
+}
+
+// Ensure that a quoted field left open is reported at its opening quote,
+// not at the end of the file, also when it opens on a later line of a
+// multi-line record and when the input arrives one byte at a time.
+func TestRecordReader_UnclosedQuote(t *testing.T) {
+	tail := strings.Repeat("1,2\n", 1000)
+	cases := []struct {
+		in        string
+		line, col int
+	}{
+		{"a,b\n1,\"x\n" + tail, 2, 3},
+		{"a,b\n\"ok\nstill\",\"open\n" + tail, 3, 8},
+		{"a,b\r\n1,\"x\r\n" + tail, 2, 3},
+		{"\"", 1, 1},
+		{"a,b\n\"\"\"\n" + tail, 2, 1},
+	}
+	for _, c := range cases {
+		for _, r := range []io.Reader{strings.NewReader(c.in), iotest.OneByteReader(strings.NewReader(c.in))} {
+			_, err := fastRecords(r)
+			var pe *csv.ParseError
+			if !errors.As(err, &pe) || pe.Err != errUnclosedQuote || pe.Line != c.line || pe.Column != c.col {
+				t.Errorf("%.30q: %v, want an unclosed quote at %d:%d", c.in, err, c.line, c.col)
+			}
+		}
+	}
 }
 
 var recordCases = []string{

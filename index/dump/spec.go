@@ -3,7 +3,7 @@ package dump
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -48,7 +48,9 @@ func (e Endpoints) String() string {
 type SensitiveSpec struct {
 	Column string
 	// Named, if non-nil, maps a cell (after trimming spaces) to 0, 1 or
-	// Unknown. A cell missing from the map is an ErrUnmappedSensitive error.
+	// Unknown. A key that is a number also matches every cell with the same
+	// numeric value ("1" matches "1.0" and "1e0"). A cell missing from the
+	// map is an ErrUnmappedSensitive error.
 	Named map[string]int8
 	// Threshold is used when Named is nil, as in FairGNN with 0: a numeric
 	// cell v < 0 is Unknown, 0 ≤ v ≤ Threshold is group 0 and v > Threshold
@@ -61,7 +63,10 @@ type SensitiveSpec struct {
 type LabelSpec struct {
 	Column string
 	// Named, if non-nil, maps a cell (after trimming spaces) to 0, 1 or
-	// Unlabelled. A cell missing from the map is an ErrUnmappedLabel error.
+	// Unlabelled, as a label value map: {"1": 1, "-1": 0} reads German
+	// credit's -1 as class 0. A key that is a number also matches every cell
+	// with the same numeric value ("1" matches "1.0"). A cell missing from
+	// the map is an ErrUnmappedLabel error.
 	Named map[string]int8
 	// Unlabelled is, for the numeric mapping (Named nil), the value that
 	// marks an unlabelled node, compared numerically; "" means "-1".
@@ -82,8 +87,14 @@ type Spec struct {
 	Label     LabelSpec
 	// Features lists the feature columns in the order wanted. Nil means every
 	// column except the id, sensitive, label and Exclude columns, in file
-	// order.
+	// order (the sensitive column included if SensitiveFeature).
 	Features []string
+	// SensitiveFeature keeps the sensitive column as a feature as well, as
+	// the NIFTY loaders do: in the default feature set at its place in the
+	// file, or where Features lists it. With a Named mapping the feature is
+	// the mapped value (0, 1, or -1 for Unknown); with the numeric mapping
+	// it is the cell's number, as for any feature. Scale applies to it too.
+	SensitiveFeature bool
 	// Exclude lists columns to drop from the default feature set. It must be
 	// empty when Features is given.
 	Exclude []string
@@ -122,6 +133,14 @@ func (s *Spec) Validate() error {
 			bad("label mapping %q → %d: want 0, 1 or -1", k, v)
 		}
 	}
+	for _, m := range []struct {
+		role  string
+		named map[string]int8
+	}{{"sensitive", s.Sensitive.Named}, {"label", s.Label.Named}} {
+		if _, err := numericKeys(m.named); err != nil {
+			bad("%s mapping: %v", m.role, err)
+		}
+	}
 	if s.Label.Named == nil && s.Label.Unlabelled != "" {
 		if _, err := parseNumber(s.Label.Unlabelled); err != nil {
 			bad("unlabelled value %q is not a number", s.Label.Unlabelled)
@@ -142,89 +161,43 @@ func (s *Spec) Validate() error {
 			bad("feature column %q listed twice", f)
 		}
 		seen[f] = true
-		if f == s.IDColumn || f == s.Sensitive.Column || f == s.Label.Column {
-			bad("feature column %q is also the id, sensitive or label column", f)
+		switch {
+		case f == s.IDColumn || f == s.Label.Column:
+			bad("feature column %q is also the id or label column", f)
+		case f == s.Sensitive.Column && !s.SensitiveFeature:
+			bad("feature column %q is the sensitive column (set SensitiveFeature / --sens-feature to keep it as a feature)", f)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// Preset names a known dump: its file names, column spec and split protocol.
-type Preset struct {
-	Name     string
-	NodeFile string // file name in the dataset directory (may also exist as NodeFile+".gz")
-	EdgeFile string
-	Spec     Spec
-	// Split names the split parameters of method.md §1 ("nba" or "pokec");
-	// package split maps the name to its parameters.
-	Split string
-}
-
-// presets are the FairGNN dumps (method.md §1) and the synthetic generator's
-// output. Scaling is on for all of them (the DIG protocol).
-var presets = map[string]Preset{
-	"nba": {
-		Name: "nba", NodeFile: "nba.csv", EdgeFile: "nba_relationship.txt",
-		Spec: Spec{
-			IDColumn:  "user_id",
-			Sensitive: SensitiveSpec{Column: "country"},
-			Label:     LabelSpec{Column: "SALARY"},
-			Scale:     true,
-		},
-		Split: "nba",
-	},
-	"pokec_z": {
-		Name: "pokec_z", NodeFile: "region_job.csv", EdgeFile: "region_job_relationship.txt",
-		Spec:  pokecSpec(),
-		Split: "pokec",
-	},
-	"pokec_n": {
-		Name: "pokec_n", NodeFile: "region_job_2.csv", EdgeFile: "region_job_2_relationship.txt",
-		Spec:  pokecSpec(),
-		Split: "pokec",
-	},
-	"synth": {
-		Name: "synth", NodeFile: "synth.csv", EdgeFile: "synth_relationship.txt",
-		Spec: Spec{
-			IDColumn:  "user_id",
-			Sensitive: SensitiveSpec{Column: "sens"},
-			Label:     LabelSpec{Column: "label"},
-			Scale:     true,
-		},
-		Split: "pokec",
-	},
-}
-
-func pokecSpec() Spec {
-	return Spec{
-		IDColumn:  "user_id",
-		Sensitive: SensitiveSpec{Column: "region"},
-		Label:     LabelSpec{Column: "I_am_working_in_field"},
-		Scale:     true,
+// numericKeys returns the keys of a value map that are numbers, by value.
+// Two keys with the same value ("1" and "1.0") are an error unless they map
+// to the same class.
+func numericKeys(named map[string]int8) (map[float64]int8, error) {
+	var num map[float64]int8
+	var first map[float64]string
+	keys := make([]string, 0, len(named))
+	for k := range named {
+		keys = append(keys, k)
 	}
-}
-
-// ErrUnknownPreset is returned by LookupPreset for an unknown name.
-var ErrUnknownPreset = errors.New("dump: unknown preset")
-
-// LookupPreset returns the preset called name. The returned value is a copy
-// the caller may modify.
-func LookupPreset(name string) (Preset, error) {
-	p, ok := presets[name]
-	if !ok {
-		return Preset{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownPreset, name, strings.Join(PresetNames(), ", "))
+	slices.Sort(keys) // deterministic error messages
+	for _, k := range keys {
+		x, err := parseNumber(trimSpace(k))
+		if err != nil {
+			continue
+		}
+		if num == nil {
+			num, first = map[float64]int8{}, map[float64]string{}
+		}
+		if v, dup := num[x]; dup && v != named[k] {
+			return nil, fmt.Errorf("keys %q and %q are the same number but map to %d and %d", first[x], k, v, named[k])
+		}
+		if _, dup := num[x]; !dup {
+			num[x], first[x] = named[k], k
+		}
 	}
-	return p, nil
-}
-
-// PresetNames returns the preset names, sorted.
-func PresetNames() []string {
-	names := make([]string, 0, len(presets))
-	for n := range presets {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return num, nil
 }
 
 // ParseNamedMap parses a mapping written "a=0,b=1,?=-1" (for command-line

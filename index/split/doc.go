@@ -13,6 +13,17 @@
 // 32-bit output), randbelow (rejection) and shuffle (i from n-1 down to 1).
 // On NBA (313 labelled nodes, a=0.2, b=0.55, cap=100) it gives 62/110/141.
 //
+// # The NIFTY protocol
+//
+// NIFTY reproduces the per-class split of the NIFTY loaders (German, Bail,
+// Credit) and of BIND (Income): the labelled nodes of class 0 and of class 1,
+// each in ascending order, are shuffled one after the other by one generator
+// seeded once (random.seed(20), then random.shuffle twice); each class is
+// cut at int(0.5n) and int(0.75n), with at most label_number//2 training
+// nodes per class. On German credit (300 + 700 labelled nodes, label_number
+// 100) it gives 100/250/250. The published data have no unknown sensitive
+// values; as in DIG, test keeps only nodes whose sensitive value is known.
+//
 // # The plain split
 //
 // Random shuffles with an injected math/rand/v2 generator and cuts by
@@ -22,6 +33,6 @@
 // # Invariants
 //
 // The three parts are disjoint, in shuffled order, and drawn from the input;
-// ids are the graph's dense uint32 node ids. Neither function keeps a
+// ids are the graph's dense uint32 node ids. No function keeps a
 // reference to its input.
 package split

@@ -29,8 +29,8 @@ var (
 // ErrParams reports invalid split parameters or input.
 var ErrParams = errors.New("split: invalid parameters")
 
-// ParamsFor returns the parameters named by a dump preset's Split field:
-// "nba" or "pokec".
+// ParamsFor returns the DIG parameters called "nba" or "pokec" (the DIG
+// protocols of method.md §1, as fasd load --split-protocol names them).
 func ParamsFor(name string) (Params, error) {
 	switch name {
 	case "nba":
@@ -81,6 +81,57 @@ func DIG(labelled []uint32, known func(uint32) bool, p Params, seed uint64) (Spl
 		train = min(a, p.Cap)
 	}
 	return cut(l, train, a, b, known), nil
+}
+
+// NIFTY splits the labelled nodes as the NIFTY loaders (load_german,
+// load_bail, load_credit, and BIND's load_income) do: class0 and class1 hold
+// the dense ids of the labelled nodes of class 0 and class 1 in ascending
+// order (numpy.where order). One CPython generator seeded with seed shuffles
+// class0, then, continuing, class1 (random.shuffle on each). For each class
+// with n nodes, cut points are int(0.5*n) and int(0.75*n) computed in
+// float64: training takes the first min(int(0.5*n), labelNumber//2),
+// validation the nodes from int(0.5*n) to int(0.75*n), test the rest.
+// Each part lists the class-0 nodes first, then the class-1 nodes, as
+// numpy.append builds them. (random.shuffle swaps the elements of a 1-D
+// numpy array as it would those of a list, so the order is the same.)
+//
+// The published code has no unknown sensitive values and filters nothing;
+// here, as in DIG, test keeps only nodes whose sensitive attribute is known
+// (known nil: all are). labelNumber must be ≥ 0.
+func NIFTY(class0, class1 []uint32, known func(uint32) bool, labelNumber int, seed uint64) (Split, error) {
+	if labelNumber < 0 {
+		return Split{}, fmt.Errorf("%w: negative label number %d", ErrParams, labelNumber)
+	}
+	for c, l := range [][]uint32{class0, class1} {
+		for i := 1; i < len(l); i++ {
+			if l[i] <= l[i-1] {
+				return Split{}, fmt.Errorf("%w: class %d ids not strictly ascending at position %d", ErrParams, c, i)
+			}
+		}
+	}
+	for i, j := 0, 0; i < len(class0) && j < len(class1); {
+		switch {
+		case class0[i] == class1[j]:
+			return Split{}, fmt.Errorf("%w: node %d is in both classes", ErrParams, class0[i])
+		case class0[i] < class1[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	g := NewMT19937(seed)
+	var s Split
+	for _, in := range [][]uint32{class0, class1} {
+		l := append([]uint32(nil), in...)
+		g.Shuffle(len(l), func(i, j int) { l[i], l[j] = l[j], l[i] })
+		n := float64(len(l))
+		a, b := int(0.5*n), int(0.75*n)
+		part := cut(l, min(a, labelNumber/2), a, b, known)
+		s.Train = append(s.Train, part.Train...)
+		s.Val = append(s.Val, part.Val...)
+		s.Test = append(s.Test, part.Test...)
+	}
+	return s, nil
 }
 
 // Fractions are the parts of a plain random split: the first ⌊Train·n⌋

@@ -1,13 +1,10 @@
 package split
 
 import (
-	"context"
 	"errors"
 	"math/rand/v2"
 	"slices"
 	"testing"
-
-	"github.com/fasd-db/fasd/index/dump"
 )
 
 // Ensure that the generator reproduces CPython 3.11 outputs (values printed
@@ -189,56 +186,82 @@ func TestRandom(t *testing.T) {
 	}
 }
 
-// Ensure that the DIG split of the real NBA dump gives 62/110/141.
-func TestDIG_NBA(t *testing.T) {
-	p, _ := dump.LookupPreset("nba")
-	path, err := dump.FindFile("../../../shared/datasets/nba", p.NodeFile)
-	if err != nil {
-		t.Skip("NBA dump not present:", err)
+// Ensure that NIFTY shuffles each class with one continuing CPython stream,
+// cuts each class at 50 % and 75 % with the training part capped at
+// labelNumber/2, filters unknown-sensitive test nodes and refuses bad input.
+func TestNIFTY(t *testing.T) {
+	var c0, c1 []uint32
+	for i := range 37 {
+		c0 = append(c0, uint32(2*i))
 	}
-	tab, err := dump.AnalyzeFile(context.Background(), path, p.Spec)
-	if err != nil {
-		t.Fatal(err)
+	for i := range 91 {
+		c1 = append(c1, uint32(2*i+1))
 	}
-	rr, err := tab.OpenRows(path)
-	if err != nil {
-		t.Fatal(err)
+	all := append(slices.Clone(c0), c1...)
+	cases := []struct {
+		labelNumber                int
+		train0, train1, val0, val1 int
+	}{
+		{1000, 18, 45, 9, 23}, // the 50 % bound: int(0.5*37) = 18
+		{20, 10, 10, 9, 23},   // the label-number bound
+		{21, 10, 10, 9, 23},   // label_number//2 floors
+		{0, 0, 0, 9, 23},
 	}
-	defer rr.Close()
-	var labelled []uint32
-	sens := map[uint32]int8{}
-	for rr.Next() {
-		r := rr.Row()
-		if r.Label >= 0 {
-			labelled = append(labelled, uint32(r.Index))
+	for _, c := range cases {
+		s, err := NIFTY(c0, c1, nil, c.labelNumber, DefaultSeed)
+		if err != nil {
+			t.Fatal(err)
 		}
-		sens[uint32(r.Index)] = r.Sensitive
-	}
-	if rr.Err() != nil {
-		t.Fatal(rr.Err())
-	}
-	params, err := ParamsFor(p.Split)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := DIG(labelled, func(v uint32) bool { return sens[v] >= 0 }, params, DefaultSeed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(labelled) != 313 || len(s.Train) != 62 || len(s.Val) != 110 || len(s.Test) != 141 {
-		t.Errorf("labelled %d, split %d/%d/%d, want 313, 62/110/141", len(labelled), len(s.Train), len(s.Val), len(s.Test))
-	}
-	checkPartition(t, s, labelled, nil)
-	// Reference values printed by CPython 3.11 for the same protocol.
-	sum := func(x []uint32) (n int) {
-		for _, v := range x {
-			n += int(v)
+		checkPartition(t, s, all, nil)
+		n0 := func(x []uint32) (n int) {
+			for _, v := range x {
+				if v%2 == 0 {
+					n++
+				}
+			}
+			return n
 		}
-		return n
+		if n0(s.Train) != c.train0 || len(s.Train)-n0(s.Train) != c.train1 || n0(s.Val) != c.val0 || len(s.Val)-n0(s.Val) != c.val1 ||
+			len(s.Test) != 37-27+91-68 {
+			t.Errorf("label number %d: train %d+%d val %d+%d test %d", c.labelNumber, n0(s.Train), len(s.Train)-n0(s.Train),
+				n0(s.Val), len(s.Val)-n0(s.Val), len(s.Test))
+		}
+		// Class-0 nodes come first in every part.
+		for _, part := range [][]uint32{s.Train, s.Val, s.Test} {
+			k := n0(part)
+			for i, v := range part {
+				if (i < k) != (v%2 == 0) {
+					t.Fatalf("part %v: class 0 nodes not first", part)
+				}
+			}
+		}
 	}
-	if !slices.Equal(s.Train[:5], []uint32{42, 345, 401, 20, 338}) || !slices.Equal(s.Val[:3], []uint32{71, 40, 112}) ||
-		sum(s.Train) != 12679 || sum(s.Val) != 23019 || sum(s.Test) != 26337 {
-		t.Errorf("split differs from CPython: train %v… (Σ %d), val %v… (Σ %d), test Σ %d",
-			s.Train[:5], sum(s.Train), s.Val[:3], sum(s.Val), sum(s.Test))
+	// CPython 3.11: random.seed(20); a = list(range(0, 74, 2)); b = list(range(1, 182, 2));
+	// random.shuffle(a); random.shuffle(b) → a[:5] = [56, 10, 22, 52, 48], b[:5] = [119, 125, 107, 141, 27].
+	s, _ := NIFTY(c0, c1, nil, 1000, DefaultSeed)
+	if !slices.Equal(s.Train[:5], []uint32{56, 10, 22, 52, 48}) || !slices.Equal(s.Train[18:23], []uint32{119, 125, 107, 141, 27}) {
+		t.Errorf("shuffle differs from CPython: %v… %v…", s.Train[:5], s.Train[18:23])
+	}
+	// Unknown sensitive values leave test only.
+	known := func(v uint32) bool { return v%3 != 0 }
+	s2, _ := NIFTY(c0, c1, known, 1000, DefaultSeed)
+	checkPartition(t, s2, all, known)
+	if !slices.Equal(s2.Train, s.Train) || !slices.Equal(s2.Val, s.Val) || len(s2.Test) >= len(s.Test) {
+		t.Errorf("known filter changed train/val or kept test: %d vs %d", len(s2.Test), len(s.Test))
+	}
+	for _, bad := range []struct {
+		c0, c1 []uint32
+		ln     int
+	}{
+		{c0, c1, -1},
+		{[]uint32{3, 2}, nil, 10},
+		{[]uint32{1, 2}, []uint32{2, 5}, 10},
+	} {
+		if _, err := NIFTY(bad.c0, bad.c1, nil, bad.ln, DefaultSeed); !errors.Is(err, ErrParams) {
+			t.Errorf("NIFTY(%v, %v, %d) = %v, want ErrParams", bad.c0, bad.c1, bad.ln, err)
+		}
+	}
+	if s, err := NIFTY(nil, nil, nil, 100, DefaultSeed); err != nil || len(s.Train)+len(s.Val)+len(s.Test) != 0 {
+		t.Errorf("empty classes: %+v %v", s, err)
 	}
 }

@@ -18,6 +18,21 @@
 // a plain GCN is measurably unfair (ΔDP well above 0.1 on Small; the tests
 // check it with an SGC-style proxy).
 //
+// # Label-biased and removable bias
+//
+// The presets cover two kinds of bias. Small (and Pokec) are label-biased:
+// LabelCorrelation ties the labels themselves to the group, so even a
+// perfect classifier has ΔDP ≈ LabelCorrelation and no accurate classifier
+// is fair; this is the stress case. Removable has labels barely tied to the
+// group (LabelCorrelation 0.02) and Separate columns: the label signal and
+// the leak of s live in different columns (LabelColumns, LeakColumns), and
+// edges are strongly group-homophilous. A classifier on a node's own
+// label-only columns is then accurate and nearly fair, while a plain GCN,
+// which averages every column over mostly same-group neighbourhoods, reads
+// the group and is clearly unfair: the bias is in the features and the
+// edges and can be removed without giving up accuracy (the package tests
+// check both with logistic-regression proxies).
+//
 // A fraction of nodes is written unlabelled (-1) and optionally with an
 // unknown sensitive value (-1); their true attributes still shape features
 // and edges.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/fasd-db/fasd/index/dump"
 )
@@ -48,6 +49,16 @@ type Config struct {
 	// Reciprocal is the fraction of edges written in both directions (the
 	// FairGNN files list some edges twice); the graph is the same.
 	Reciprocal float64
+	// Separate gives every feature column a single cause. Without it each
+	// column carries both the label signal and the leak. With it a fraction
+	// LeakShare of the continuous columns and of the binary columns (the
+	// first ones of each kind, see LeakColumns) carries only the leak and
+	// the others only the label signal, so a classifier restricted to
+	// LabelColumns cannot read s from a node's own features.
+	Separate bool
+	// LeakShare is the fraction of leak-only columns with Separate, in
+	// [0, 1]; ignored without it.
+	LeakShare float64
 	// Seed makes the output a function of the Config: same Config, same bytes.
 	Seed uint64
 }
@@ -61,6 +72,25 @@ func Small() Config {
 		GroupShare: 0.35, Homophily: 0.8, LabelHomophily: 0.7,
 		LabelCorrelation: 0.4, Signal: 0.15, Leakage: 0.3,
 		Unlabelled: 0.2, UnknownSensitive: 0, Reciprocal: 0.1, Seed: 1,
+	}
+}
+
+// Removable is the removable-bias graph: the size of Small, labels barely
+// tied to the group (P(y=1 | s) = 0.51 vs 0.49), the label signal and the
+// sensitive leak in separate columns, strongly group-homophilous edges and
+// weak label homophily. A classifier on LabelColumns alone is accurate and
+// nearly fair, while a plain GCN, which mixes every column over
+// mostly same-group neighbourhoods, reads the group and is measurably
+// unfair (see the package tests): the bias can be removed without giving up
+// accuracy. Small is the opposite stress case, where the labels themselves
+// differ by group and no accurate classifier is fair.
+func Removable() Config {
+	return Config{
+		Nodes: 2000, AvgDegree: 10, Features: 32, BinaryFraction: 0.5,
+		GroupShare: 0.35, Homophily: 0.9, LabelHomophily: 0.6,
+		LabelCorrelation: 0.02, Signal: 0.3, Leakage: 0.6,
+		Unlabelled: 0.2, UnknownSensitive: 0, Reciprocal: 0.1,
+		Separate: true, LeakShare: 0.5, Seed: 1,
 	}
 }
 
@@ -78,19 +108,22 @@ func Pokec() Config {
 // ErrConfig reports an invalid Config.
 var ErrConfig = errors.New("synth: invalid config")
 
-// Preset returns the configuration called name ("small" or "pokec").
+// Preset returns the configuration called name: "small" (label-biased, the
+// stress case), "removable" (removable bias) or "pokec" (Pokec-z sized).
 func Preset(name string) (Config, error) {
 	switch name {
 	case "small":
 		return Small(), nil
+	case "removable":
+		return Removable(), nil
 	case "pokec":
 		return Pokec(), nil
 	}
-	return Config{}, fmt.Errorf("%w: unknown preset %q (want small or pokec)", ErrConfig, name)
+	return Config{}, fmt.Errorf("%w: unknown preset %q (want %s)", ErrConfig, name, strings.Join(PresetNames(), ", "))
 }
 
 // PresetNames lists the preset names.
-func PresetNames() []string { return []string{"pokec", "small"} }
+func PresetNames() []string { return []string{"pokec", "removable", "small"} }
 
 // Validate reports every out-of-range field, joined.
 func (c *Config) Validate() error {
@@ -136,12 +169,59 @@ func (c *Config) Validate() error {
 	unit("Unlabelled", c.Unlabelled, false)
 	unit("UnknownSensitive", c.UnknownSensitive, false)
 	unit("Reciprocal", c.Reciprocal, true)
+	if c.Separate {
+		unit("LeakShare", c.LeakShare, true)
+	}
 	return errors.Join(errs...)
 }
 
 // binaryFeatures returns how many feature columns are binary.
 func (c *Config) binaryFeatures() int {
 	return int(math.Round(c.BinaryFraction * float64(c.Features)))
+}
+
+// leakOnly says whether feature column j (in Header order) carries only the
+// sensitive leak: with Separate, the first round(LeakShare·n) columns of
+// each kind (continuous, binary).
+func (c *Config) leakOnly(j int) bool {
+	if !c.Separate {
+		return false
+	}
+	nb := c.binaryFeatures()
+	nc := c.Features - nb
+	if j < nc {
+		return j < int(math.Round(c.LeakShare*float64(nc)))
+	}
+	return j-nc < int(math.Round(c.LeakShare*float64(nb)))
+}
+
+// LabelColumns returns the indices (in Header().Features order) of the
+// columns that carry the label signal and nothing of s: with Separate, the
+// columns that are not leak-only. Without Separate every column carries
+// both, and LabelColumns returns nil.
+func (c *Config) LabelColumns() []int {
+	if !c.Separate {
+		return nil
+	}
+	var out []int
+	for j := range c.Features {
+		if !c.leakOnly(j) {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// LeakColumns returns the indices of the columns that carry only the leak
+// (nil without Separate).
+func (c *Config) LeakColumns() []int {
+	var out []int
+	for j := range c.Features {
+		if c.leakOnly(j) {
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 // Header returns the column names of the node file: user_id, sens, label,
@@ -312,6 +392,14 @@ func newGenerator(cfg Config) *generator {
 		a := cfg.Signal * g.r.NormFloat64()
 		b := cfg.Leakage * g.r.NormFloat64()
 		c := -1.5 + 0.5*g.r.NormFloat64()
+		if cfg.Separate {
+			// Same draws as without Separate; one loading is dropped.
+			if cfg.leakOnly(j) {
+				a = 0
+			} else {
+				b = 0
+			}
+		}
 		for k := range 4 {
 			zs, zy := float64(2*(k>>1)-1), float64(2*(k&1)-1)
 			m := a*zy + b*zs

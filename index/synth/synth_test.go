@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fasd-db/fasd/index/dump"
@@ -187,12 +189,17 @@ func TestWrite_Small(t *testing.T) {
 	}
 }
 
-// proxy trains logistic regression on SGC features S²X (S the symmetric
-// normalised adjacency with self-loops) by gradient descent on half of the
-// labelled nodes and returns accuracy, ΔDP and the majority-class rate on
-// the other half.
+// proxy trains logistic regression on SGC features S^hops X (S the
+// symmetric normalised adjacency with self-loops) by gradient descent on half
+// of the labelled nodes and returns accuracy, ΔDP and the majority-class rate
+// on the other half.
 func proxy(t *testing.T, g *graph, hops int, seed uint64) (acc, ddp, majority float64) {
 	t.Helper()
+	return fitLogistic(t, g, sgc(g, hops), seed)
+}
+
+// sgc returns S^hops X.
+func sgc(g *graph, hops int) [][]float64 {
 	n, d := len(g.x), len(g.x[0])
 	h := make([][]float64, n)
 	for i := range h {
@@ -218,6 +225,47 @@ func proxy(t *testing.T, g *graph, hops int, seed uint64) (acc, ddp, majority fl
 		}
 		h = next
 	}
+	return h
+}
+
+// zscore standardises every column of h in place (mean 0, std 1), so that
+// gradient descent treats propagated columns alike.
+func zscore(h [][]float64) [][]float64 {
+	n, d := len(h), len(h[0])
+	for j := range d {
+		var m, ss float64
+		for i := range n {
+			m += h[i][j]
+		}
+		m /= float64(n)
+		for i := range n {
+			ss += (h[i][j] - m) * (h[i][j] - m)
+		}
+		sd := math.Sqrt(ss / float64(n))
+		for i := range n {
+			h[i][j] = (h[i][j] - m) / max(sd, 1e-12)
+		}
+	}
+	return h
+}
+
+// columns keeps the columns cols of h.
+func columns(h [][]float64, cols []int) [][]float64 {
+	out := make([][]float64, len(h))
+	for i := range h {
+		for _, j := range cols {
+			out[i] = append(out[i], h[i][j])
+		}
+	}
+	return out
+}
+
+// fitLogistic trains logistic regression on the rows h by gradient descent
+// on half of the labelled nodes of g and returns accuracy, ΔDP and the
+// majority-class rate on the other half.
+func fitLogistic(t *testing.T, g *graph, h [][]float64, seed uint64) (acc, ddp, majority float64) {
+	t.Helper()
+	d := len(h[0])
 	var labelled []uint32
 	for i, y := range g.y {
 		if y >= 0 {
@@ -435,5 +483,98 @@ func BenchmarkWrite_Pokec(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// meanFit averages fitLogistic over three random halves.
+func meanFit(t *testing.T, g *graph, h [][]float64) (acc, ddp, majority float64) {
+	t.Helper()
+	for seed := uint64(1); seed <= 3; seed++ {
+		a, d, m := fitLogistic(t, g, h, seed)
+		acc, ddp, majority = acc+a/3, ddp+d/3, majority+m/3
+	}
+	return acc, ddp, majority
+}
+
+// Ensure that the removable preset keeps its promise: the label-only
+// columns say nothing about s while the leak-only ones give it away; a
+// classifier on a node's own label-only columns is accurate and nearly fair
+// (the labels are barely tied to s); and a plain GCN (SGC proxy over every
+// column) is clearly unfair, because message passing over same-group
+// neighbourhoods sharpens the leak.
+func TestRemovable(t *testing.T) {
+	cfg := Removable()
+	files, st, err := Write(context.Background(), t.TempDir(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := st.Homophily(); h < 0.85 {
+		t.Errorf("same-group edge fraction %.3f, want ≥ 0.85", h)
+	}
+	g := load(t, files)
+	own := zscore(sgc(g, 0))
+	swapped := &graph{x: g.x, adj: g.adj, s: make([]int8, len(g.s)), y: g.s}
+	acc, _, maj := meanFit(t, swapped, columns(own, cfg.LabelColumns()))
+	t.Logf("s from label-only columns: accuracy %.3f, majority %.3f", acc, maj)
+	if acc > maj+0.03 {
+		t.Errorf("label-only columns predict s: accuracy %.3f, majority %.3f", acc, maj)
+	}
+	acc, _, maj = meanFit(t, swapped, columns(own, cfg.LeakColumns()))
+	t.Logf("s from leak-only columns: accuracy %.3f, majority %.3f", acc, maj)
+	if acc < maj+0.2 {
+		t.Errorf("leak-only columns hide s: accuracy %.3f, majority %.3f", acc, maj)
+	}
+	fairAcc, fairDP, maj := meanFit(t, g, columns(own, cfg.LabelColumns()))
+	t.Logf("own label-only columns: accuracy %.3f (majority %.3f), ΔDP %.3f", fairAcc, maj, fairDP)
+	if fairAcc < 0.8 || fairAcc < maj+0.25 || fairDP > 0.08 {
+		t.Errorf("own label-only columns: accuracy %.3f (majority %.3f), ΔDP %.3f: want accuracy ≥ 0.8 and ΔDP ≤ 0.08", fairAcc, maj, fairDP)
+	}
+	gcnAcc, gcnDP, _ := meanFit(t, g, zscore(sgc(g, 2)))
+	t.Logf("SGC proxy over every column: accuracy %.3f, ΔDP %.3f", gcnAcc, gcnDP)
+	if gcnDP < 0.15 || gcnDP < 3*fairDP {
+		t.Errorf("SGC proxy ΔDP %.3f, want ≥ 0.15 and ≥ 3 × the label-only classifier's %.3f", gcnDP, fairDP)
+	}
+}
+
+// Ensure that Separate splits every kind of column by LeakShare, that
+// LabelColumns and LeakColumns partition the columns, and that an invalid
+// LeakShare is refused only with Separate.
+func TestConfig_Separate(t *testing.T) {
+	for _, c := range []struct {
+		features int
+		binary   float64
+		share    float64
+		leak     []int
+	}{
+		{8, 0.5, 0.5, []int{0, 1, 4, 5}},
+		{8, 0.5, 0, nil},
+		{8, 0.5, 1, []int{0, 1, 2, 3, 4, 5, 6, 7}},
+		{6, 0, 1.0 / 3, []int{0, 1}},
+		{5, 0.4, 0.5, []int{0, 1, 3}}, // 3 continuous (round(1.5) = 2), 2 binary (1)
+	} {
+		cfg := Removable()
+		cfg.Features, cfg.BinaryFraction, cfg.LeakShare = c.features, c.binary, c.share
+		leak, label := cfg.LeakColumns(), cfg.LabelColumns()
+		if !slices.Equal(leak, c.leak) || len(leak)+len(label) != c.features {
+			t.Errorf("%+v: leak %v label %v", c, leak, label)
+		}
+		for _, j := range label {
+			if slices.Contains(leak, j) {
+				t.Errorf("%+v: column %d in both", c, j)
+			}
+		}
+	}
+	mixed := Small()
+	if mixed.LabelColumns() != nil || mixed.LeakColumns() != nil {
+		t.Error("mixed model has single-cause columns")
+	}
+	mixed.LeakShare = 2
+	if err := mixed.Validate(); err != nil {
+		t.Errorf("LeakShare checked without Separate: %v", err)
+	}
+	bad := Removable()
+	bad.LeakShare = 1.5
+	if err := bad.Validate(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "LeakShare") {
+		t.Errorf("LeakShare 1.5: %v", err)
 	}
 }

@@ -7,10 +7,12 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fasd-db/fasd/fasd"
 	"github.com/fasd-db/fasd/fasd/pipeline"
+	"github.com/fasd-db/fasd/fasd/stats"
 	"github.com/fasd-db/fasd/runs"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -18,35 +20,73 @@ import (
 
 // EvalOptions are the flags of fasd eval.
 type EvalOptions struct {
-	DB        string
-	Cfg       ConfigOptions
-	Seeds     int
-	FirstSeed uint64
-	Ablations bool
-	JSON      bool
-	Retune    string
-	Variants  []string
+	DB         string
+	Cfg        ConfigOptions
+	Seeds      int
+	FirstSeed  uint64
+	Ablations  bool
+	JSON       bool
+	Retune     string
+	Variants   []string
+	References []string
+	Probe      bool
+	PerSeed    bool
 }
+
+// defaultReferences are the references of the paired differences when
+// --reference is not given; each is used only when it was evaluated.
+var defaultReferences = []string{string(pipeline.VariantNoDiffusion), string(pipeline.VariantGCN)}
+
+// evalLevel is the confidence level of the paired intervals.
+const evalLevel = 0.95
 
 // AddFlags registers the flags of fasd eval.
 func (o *EvalOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.DB, "db", "", "store directory (required)")
 	o.Cfg.AddFlags(fs)
-	fs.IntVar(&o.Seeds, "seeds", 5, "number of runs (seeds first-seed, first-seed+1, …)")
+	fs.IntVar(&o.Seeds, "seeds", 10, "number of runs (seeds first-seed, first-seed+1, …)")
 	fs.Uint64Var(&o.FirstSeed, "first-seed", 0, "seed of the first run")
-	fs.BoolVar(&o.Ablations, "ablations", false, "also run w/o Diffusion, w/o Fairness and the plain GCN")
-	fs.BoolVar(&o.JSON, "json", false, "print the table as JSON")
-	fs.StringSliceVar(&o.Variants, "variants", nil, "variants to evaluate instead of fasd (or all four with --ablations): fasd, no_diffusion, no_fairness, gcn")
+	fs.BoolVar(&o.Ablations, "ablations", false, "run all four variants: fasd, no_diffusion, no_fairness, gcn")
+	fs.BoolVar(&o.JSON, "json", false, "print the report as JSON (schema in the help text)")
+	fs.StringSliceVar(&o.Variants, "variants", nil, "variants to evaluate instead of fasd,no_diffusion (or all four with --ablations): fasd, no_diffusion, no_fairness, gcn")
+	fs.StringSliceVar(&o.References, "reference", nil, "variants to pair every other variant against (default no_diffusion,gcn, each when evaluated); a named reference must be evaluated")
+	fs.BoolVar(&o.Probe, "probe", true, "train a fresh sensitive-attribute probe per variant and report its test AUC (--probe=false skips it)")
+	fs.BoolVar(&o.PerSeed, "per-seed", false, "also print the per-seed paired differences in the table")
 	fs.StringVar(&o.Retune, "retune", "", "extra debiasing settings evaluated on each run's trained score networks without retraining them:\n"+
 		"settings separated by ';', each a comma-separated list of debias.* assignments\n"+
 		"(e.g. 'debias.dt_rev=0.05;debias.dt_rev=0.05,debias.steps=10'); reported as variants fasd@… (and no_fairness@… with --ablations)")
 }
 
-// EvalStat is one metric of one variant over the runs, ×100.
+// EvalStat is one metric of one variant over the runs: Acc, ΔDP and ΔEO
+// ×100, the probe AUC as a fraction. Undefined values (an empty group) are
+// reported as -1.
 type EvalStat struct {
 	Mean    float64   `json:"mean"`
 	Std     float64   `json:"std"`
 	PerSeed []float64 `json:"per_seed"`
+}
+
+// EvalDiff is the paired difference variant − reference of one metric over
+// the seeds (same units as EvalStat). Undefined values are null: per-seed
+// differences where either value is undefined (those seeds are left out
+// and N counts the rest), SD, Lo, Hi and P with fewer than two seeds.
+type EvalDiff struct {
+	N       int            `json:"n"`
+	Mean    pipeline.Num   `json:"mean"`
+	SD      pipeline.Num   `json:"sd"` // sample std of the differences (n − 1)
+	Lo      pipeline.Num   `json:"lo"` // Student t confidence interval
+	Hi      pipeline.Num   `json:"hi"`
+	P       pipeline.Num   `json:"p"` // two-sided paired t test, H0: mean 0
+	PerSeed []pipeline.Num `json:"per_seed"`
+}
+
+// EvalPaired holds a variant's paired differences against one reference.
+type EvalPaired struct {
+	Reference string    `json:"reference"`
+	Acc       EvalDiff  `json:"acc"`
+	DP        EvalDiff  `json:"dp"`
+	EO        EvalDiff  `json:"eo"`
+	ProbeAUC  *EvalDiff `json:"probe_auc,omitempty"`
 }
 
 // EvalVariant are the metrics of one variant.
@@ -55,20 +95,29 @@ type EvalVariant struct {
 	Acc  EvalStat `json:"acc"`
 	DP   EvalStat `json:"dp"`
 	EO   EvalStat `json:"eo"`
+	// ProbeAUC is the fresh probe's test AUC (a fraction, not ×100) and
+	// ProbeData the data it read ("original", or the variant whose
+	// debiased subgraphs it was); both absent with --probe=false.
+	ProbeAUC  *EvalStat `json:"probe_auc,omitempty"`
+	ProbeData string    `json:"probe_data,omitempty"`
+	// Paired are the differences against each reference (none for a
+	// reference against itself).
+	Paired []EvalPaired `json:"paired,omitempty"`
 }
 
-// EvalReport is the output of fasd eval --json: metrics ×100, mean and
-// population std over the seeds, plus every seed's value.
+// EvalReport is the output of fasd eval --json (see the command's help for
+// the schema).
 type EvalReport struct {
-	Preset   string        `json:"preset"`
-	Seeds    []uint64      `json:"seeds"`
-	Config   string        `json:"config"`
-	Variants []EvalVariant `json:"variants"`
-	Seconds  float64       `json:"seconds"`
+	Preset     string        `json:"preset"`
+	Seeds      []uint64      `json:"seeds"`
+	Config     string        `json:"config"`
+	Level      float64       `json:"level"`
+	References []string      `json:"references"`
+	Variants   []EvalVariant `json:"variants"`
+	Seconds    float64       `json:"seconds"`
 }
 
-// jsonNum maps NaN to a JSON-safe value (null via pointer semantics is not
-// needed: NaN only arises with empty groups, reported as -1).
+// safe maps NaN and ±Inf to -1, the EvalStat convention for undefined.
 func safe(x float64) float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return -1
@@ -78,26 +127,100 @@ func safe(x float64) float64 {
 
 func stat(v []float64) EvalStat {
 	s := fasd.Summarize(v)
-	out := EvalStat{Mean: safe(s.Mean), Std: safe(s.Std)}
+	out := EvalStat{Mean: safe(s.Mean), Std: safe(s.Std), PerSeed: []float64{}}
 	for _, x := range v {
 		out.PerSeed = append(out.PerSeed, safe(x))
 	}
 	return out
 }
 
+func diff(x, ref []float64) EvalDiff {
+	p := stats.PairedDiff(x, ref, evalLevel)
+	out := EvalDiff{N: p.N, Mean: pipeline.Num(p.Mean), SD: pipeline.Num(p.SD), Lo: pipeline.Num(p.Lo), Hi: pipeline.Num(p.Hi),
+		P: pipeline.Num(p.P), PerSeed: make([]pipeline.Num, len(p.Diffs))}
+	for i, d := range p.Diffs {
+		out.PerSeed[i] = pipeline.Num(d)
+	}
+	return out
+}
+
+// Metric indices of evalValues.
+const (
+	mAcc = iota
+	mDP
+	mEO
+	mProbe
+	nMetrics
+)
+
+// evalValues are one variant's per-seed values: Acc, ΔDP, ΔEO ×100 and the
+// probe AUC (NaN where undefined or not run).
+type evalValues struct {
+	v         [nMetrics][]float64
+	probeData string
+}
+
+const evalLong = `Eval runs the pipeline once per seed (nothing is stored) and prints, for
+every variant, Acc, ΔDP and ΔEO on the test nodes ×100 as mean (population
+std) over the seeds, like the paper's Table 1, then the paired differences
+against the reference variants and the per-seed values.
+
+Variants: fasd and no_diffusion by default; --ablations runs all four
+(fasd, no_diffusion = w/o Diffusion, no_fairness = w/o Fairness, gcn = a
+plain full-graph 2-layer GCN), --variants picks some. All variants of a
+seed share its subgraphs and seeds, so their differences are paired.
+
+Paired differences: for each variant and reference (default no_diffusion
+and gcn, each when evaluated; --reference names others), the per-seed
+difference variant − reference, its mean, the 95 % Student t confidence
+interval on the per-seed differences (t with n − 1 degrees of freedom) and
+the two-sided paired t-test p-value. In the table a '*' marks an interval
+that excludes 0.
+
+Probe AUC (on by default): for every variant a fresh sensitive-attribute
+classifier (g_sen's architecture and schedule, lr ≥ 1e-3) is trained from
+scratch on the variant's training data — the debiased subgraphs for fasd,
+no_fairness and the --retune variants, the original ones for no_diffusion —
+using the subgraphs rooted at train and validation nodes with the test
+nodes' s hidden, and scored at the root of every test node's subgraph. The
+ROC AUC says how much of s is left (0.5: nothing a probe can read). The
+gcn reads the original graph: its probe is no_diffusion's (computed once).
+It is a fraction in [0, 1], not ×100. Each probe costs about one g_sen
+training on the train- and validation-rooted subgraphs; --probe=false
+skips them.
+
+JSON (--json): an object with
+  preset       the config preset
+  seeds        [uint]    the run seeds, in order; every per_seed array follows it
+  config       the effective config (TOML)
+  level        0.95      confidence level of the intervals
+  references   [string]  the references used
+  seconds      wall time of all runs
+  variants     [object], each with
+    name        variant name (fasd, no_diffusion, no_fairness, gcn, fasd@…)
+    acc, dp, eo {mean, std, per_seed}  ×100; std is the population std;
+                undefined values are -1
+    probe_auc   {mean, std, per_seed}  fraction; absent with --probe=false
+    probe_data  "original" or the variant whose debiased data the probe read
+    paired      [object], one per reference other than the variant itself:
+      reference  the reference variant
+      acc, dp, eo, probe_auc  {n, mean, sd, lo, hi, p, per_seed}: per-seed
+                 differences variant − reference (units as above), n seeds
+                 with both values defined, their mean, sample std (n − 1),
+                 95 % t interval [lo, hi] and p-value; null where undefined
+                 (fewer than 2 seeds, or a seed's value undefined)
+
+A time estimate is printed before the runs start.
+
+` + exitHelp
+
 func newEvalCommand() *cobra.Command {
 	o := &EvalOptions{}
 	cmd := &cobra.Command{
-		Use:   "eval --db DIR --preset NAME [--seeds 5] [--ablations] [--json]",
-		Short: "Evaluate FASD over several seeds (Table 1: Acc, ΔDP, ΔEO ×100, mean (std))",
-		Long: `Eval runs the pipeline once per seed (nothing is stored) and prints Acc, ΔDP
-and ΔEO on the test nodes ×100 as mean (population std), like the paper's
-Table 1, with per-seed values. With --ablations it also runs w/o Diffusion,
-w/o Fairness and a plain full-graph 2-layer GCN on the same subgraphs and
-seeds. A time estimate is printed before the runs start.
-
-` + exitHelp,
-		Args: noArgs,
+		Use:   "eval --db DIR --preset NAME [--seeds 10] [--ablations] [--reference V,…] [--json]",
+		Short: "Evaluate FASD over several seeds: Acc, ΔDP, ΔEO, probe AUC and paired differences with 95 % CIs",
+		Long:  evalLong,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if o.DB == "" {
 				return usagef("eval: --db DIR is required")
@@ -109,7 +232,7 @@ seeds. A time estimate is printed before the runs start.
 			if err != nil {
 				return err
 			}
-			variants := []pipeline.Variant{pipeline.VariantFASD}
+			variants := []pipeline.Variant{pipeline.VariantFASD, pipeline.VariantNoDiffusion}
 			if o.Ablations {
 				variants = pipeline.Variants()
 			}
@@ -142,6 +265,10 @@ seeds. A time estimate is printed before the runs start.
 					report = append(report, pipeline.Variant(string(v)+"@"+r.Label()))
 				}
 			}
+			refs, err := evalReferences(o.References, cmd.Flags().Changed("reference"), report)
+			if err != nil {
+				return err
+			}
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			fmt.Fprintf(errOut, "# effective config\n%s\n", cfg.TOML())
 			s, g, err := openGraph(o.DB)
@@ -149,43 +276,67 @@ seeds. A time estimate is printed before the runs start.
 				return fmt.Errorf("eval: %w", err)
 			}
 			defer func() { err = errors.Join(err, s.Close()) }()
+			view, err := g.View()
+			if err != nil {
+				return fmt.Errorf("eval: %w", err)
+			}
+			defer view.Close()
+			withGraph := slices.Contains(variants, pipeline.VariantGCN)
 			start := time.Now()
-			rep := EvalReport{Preset: cfg.Preset, Config: cfg.TOML()}
-			vals := map[pipeline.Variant][3][]float64{}
+			rep := EvalReport{Preset: cfg.Preset, Config: cfg.TOML(), Level: evalLevel, References: refs}
+			vals := map[pipeline.Variant]*evalValues{}
+			for _, v := range report {
+				vals[v] = &evalValues{}
+			}
 			for k := 0; k < o.Seeds; k++ {
 				c := cfg
 				c.Seed = o.FirstSeed + uint64(k)
 				rep.Seeds = append(rep.Seeds, c.Seed)
 				fmt.Fprintf(errOut, "seed %d (%d of %d)\n", c.Seed, k+1, o.Seeds)
-				sp := &stageProgress{w: errOut}
-				topt := &runs.TrainOptions{Variants: variants, NoSave: true, Retune: retune, Callbacks: sp.callbacks()}
-				if k == 0 {
-					topt.Estimated = func(est *pipeline.Estimate) { printEstimate(errOut, est, o.Seeds) }
-				}
-				_, res, err := runs.Train(cmd.Context(), g, c, topt)
+				in, err := runs.TrainInput(cmd.Context(), view, &c, withGraph)
 				if err != nil {
 					return fmt.Errorf("eval seed %d: %w", c.Seed, err)
 				}
-				for _, v := range res.Variants {
-					a := vals[v.Variant]
-					a[0] = append(a[0], 100*float64(v.Test.Acc))
-					a[1] = append(a[1], 100*float64(v.Test.DP))
-					a[2] = append(a[2], 100*float64(v.Test.EO))
-					vals[v.Variant] = a
-					fmt.Fprintf(errOut, "  %-14s acc %s dp %s eo %s\n", v.Variant, pct(v.Test.Acc), pct(v.Test.DP), pct(v.Test.EO))
+				sp := &stageProgress{w: errOut}
+				popt := &pipeline.Options{Variants: variants, Retune: retune, Probe: o.Probe, Callbacks: sp.callbacks()}
+				if k == 0 {
+					est, err := pipeline.EstimateRun(cmd.Context(), c, in, popt)
+					if err != nil {
+						return fmt.Errorf("eval seed %d: %w", c.Seed, err)
+					}
+					printEstimate(errOut, est, o.Seeds)
+				}
+				res, err := pipeline.Run(cmd.Context(), c, in, popt)
+				if err != nil {
+					return fmt.Errorf("eval seed %d: %w", c.Seed, err)
+				}
+				for _, vr := range res.Variants {
+					ev := vals[vr.Variant]
+					if ev == nil {
+						continue
+					}
+					auc := math.NaN()
+					if vr.Probe != nil {
+						auc, ev.probeData = float64(vr.Probe.AUC), vr.Probe.Data
+					}
+					for m, x := range [nMetrics]float64{100 * float64(vr.Test.Acc), 100 * float64(vr.Test.DP), 100 * float64(vr.Test.EO), auc} {
+						ev.v[m] = append(ev.v[m], x)
+					}
+					line := fmt.Sprintf("  %-14s acc %s dp %s eo %s", vr.Variant, pct(vr.Test.Acc), pct(vr.Test.DP), pct(vr.Test.EO))
+					if vr.Probe != nil {
+						line += " probe AUC " + frac(auc)
+					}
+					fmt.Fprintln(errOut, line)
 				}
 			}
 			rep.Seconds = time.Since(start).Seconds()
-			for _, v := range report {
-				a := vals[v]
-				rep.Variants = append(rep.Variants, EvalVariant{Name: string(v), Acc: stat(a[0]), DP: stat(a[1]), EO: stat(a[2])})
-			}
+			rep.Variants = evalVariants(report, vals, refs, o.Probe)
 			if o.JSON {
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
 				return enc.Encode(rep)
 			}
-			printEvalTable(out, &rep)
+			printEvalTable(out, &rep, o.PerSeed)
 			return nil
 		},
 	}
@@ -193,24 +344,212 @@ seeds. A time estimate is printed before the runs start.
 	return cmd
 }
 
-func printEvalTable(w io.Writer, r *EvalReport) {
-	fmt.Fprintf(w, "preset %s, seeds %v (×100, mean (population std))\n\n", r.Preset, r.Seeds)
-	width := 14
+// evalReferences returns the references of the paired differences: the
+// named ones (each must be among the reported variants) or, by default,
+// those of defaultReferences that are.
+func evalReferences(named []string, explicit bool, report []pipeline.Variant) ([]string, error) {
+	has := func(n string) bool { return slices.Contains(report, pipeline.Variant(n)) }
+	refs := []string{}
+	if !explicit {
+		for _, r := range defaultReferences {
+			if has(r) {
+				refs = append(refs, r)
+			}
+		}
+		return refs, nil
+	}
+	for _, r := range named {
+		r = strings.TrimSpace(r)
+		if r == "" || slices.Contains(refs, r) {
+			continue
+		}
+		if !has(r) {
+			names := make([]string, len(report))
+			for i, v := range report {
+				names[i] = string(v)
+			}
+			return nil, usagef("eval: --reference %s is not among the evaluated variants (%s); add it with --variants or --ablations",
+				r, strings.Join(names, ", "))
+		}
+		refs = append(refs, r)
+	}
+	return refs, nil
+}
+
+// evalVariants summarises the per-seed values of the reported variants and
+// pairs each against every reference but itself.
+func evalVariants(report []pipeline.Variant, vals map[pipeline.Variant]*evalValues, refs []string, probe bool) []EvalVariant {
+	var out []EvalVariant
+	for _, v := range report {
+		a := vals[v]
+		ev := EvalVariant{Name: string(v), Acc: stat(a.v[mAcc]), DP: stat(a.v[mDP]), EO: stat(a.v[mEO])}
+		if probe {
+			s := stat(a.v[mProbe])
+			ev.ProbeAUC, ev.ProbeData = &s, a.probeData
+		}
+		for _, r := range refs {
+			if r == string(v) {
+				continue
+			}
+			b := vals[pipeline.Variant(r)]
+			p := EvalPaired{Reference: r, Acc: diff(a.v[mAcc], b.v[mAcc]), DP: diff(a.v[mDP], b.v[mDP]), EO: diff(a.v[mEO], b.v[mEO])}
+			if probe {
+				d := diff(a.v[mProbe], b.v[mProbe])
+				p.ProbeAUC = &d
+			}
+			ev.Paired = append(ev.Paired, p)
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// frac formats a probe AUC like ".870" (NaN as "n/a").
+func frac(x float64) string {
+	if math.IsNaN(x) || x < 0 {
+		return "n/a"
+	}
+	return strings.Replace(fmt.Sprintf("%.3f", x), "0.", ".", 1)
+}
+
+func printEvalTable(w io.Writer, r *EvalReport, perSeed bool) {
+	probe := len(r.Variants) > 0 && r.Variants[0].ProbeAUC != nil
+	seeds := make([]string, len(r.Seeds))
+	for i, s := range r.Seeds {
+		seeds[i] = fmt.Sprint(s)
+	}
+	fmt.Fprintf(w, "preset %s, %d seeds (%s); Acc, ΔDP, ΔEO ×100 as mean (population std)", r.Preset, len(r.Seeds), strings.Join(seeds, " "))
+	if probe {
+		fmt.Fprintf(w, "; probe AUC as a fraction")
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w)
+	width := len("variant")
 	for _, v := range r.Variants {
 		width = max(width, len(v.Name))
 	}
-	fmt.Fprintf(w, "%-*s %-15s %-15s %-15s\n", width, "variant", "Acc", "ΔDP", "ΔEO")
 	ms := func(s EvalStat) string { return fmt.Sprintf("%.2f (%.2f)", s.Mean, s.Std) }
-	for _, v := range r.Variants {
-		fmt.Fprintf(w, "%-*s %-15s %-15s %-15s\n", width, v.Name, ms(v.Acc), ms(v.DP), ms(v.EO))
+	fmt.Fprintf(w, "%-*s  %-14s %-14s %-14s", width, "variant", "Acc", "ΔDP", "ΔEO")
+	if probe {
+		fmt.Fprintf(w, " %s", "probe AUC")
 	}
-	fmt.Fprintf(w, "\nper seed (Acc/ΔDP/ΔEO)\n")
+	fmt.Fprintln(w)
 	for _, v := range r.Variants {
-		fmt.Fprintf(w, "%-*s", width, v.Name)
-		for i := range v.Acc.PerSeed {
-			fmt.Fprintf(w, "  %.1f/%.1f/%.1f", v.Acc.PerSeed[i], v.DP.PerSeed[i], v.EO.PerSeed[i])
+		fmt.Fprintf(w, "%-*s  %-14s %-14s %-14s", width, v.Name, ms(v.Acc), ms(v.DP), ms(v.EO))
+		if probe {
+			fmt.Fprintf(w, " %s (%s)", frac(v.ProbeAUC.Mean), frac(v.ProbeAUC.Std))
+			if v.ProbeData == pipeline.ProbeData {
+				fmt.Fprintf(w, "  original data")
+			}
 		}
 		fmt.Fprintln(w)
+	}
+
+	ci := func(d EvalDiff, f func(float64) string) string {
+		if math.IsNaN(float64(d.Mean)) {
+			return "n/a"
+		}
+		s := f(float64(d.Mean))
+		if math.IsNaN(float64(d.Lo)) {
+			return s + fmt.Sprintf(" (n=%d)", d.N)
+		}
+		s += " [" + f(float64(d.Lo)) + ", " + f(float64(d.Hi)) + "]"
+		if d.Lo > 0 || d.Hi < 0 {
+			s += "*"
+		}
+		return s
+	}
+	f2 := func(x float64) string { return fmt.Sprintf("%+.2f", x) }
+	f3 := func(x float64) string { return fmt.Sprintf("%+.3f", x) }
+	for _, ref := range r.References {
+		paired := false
+		for _, v := range r.Variants {
+			for _, p := range v.Paired {
+				paired = paired || p.Reference == ref
+			}
+		}
+		if !paired {
+			continue
+		}
+		fmt.Fprintf(w, "\npaired differences vs %s: variant − %s, mean [%.0f %% CI] over seeds (Student t); * = CI excludes 0\n",
+			ref, ref, 100*r.Level)
+		fmt.Fprintf(w, "%-*s  %-24s %-24s %-24s", width, "variant", "Acc", "ΔDP", "ΔEO")
+		if probe {
+			fmt.Fprintf(w, " %s", "probe AUC")
+		}
+		fmt.Fprintln(w)
+		for _, v := range r.Variants {
+			for _, p := range v.Paired {
+				if p.Reference != ref {
+					continue
+				}
+				fmt.Fprintf(w, "%-*s  %-24s %-24s %-24s", width, v.Name, ci(p.Acc, f2), ci(p.DP, f2), ci(p.EO, f2))
+				if probe && p.ProbeAUC != nil {
+					fmt.Fprintf(w, " %s", ci(*p.ProbeAUC, f3))
+				}
+				fmt.Fprintln(w)
+			}
+		}
+	}
+
+	// block prints one value per variant and seed; signed blocks hold
+	// differences (NaN undefined), the others EvalStat values (-1
+	// undefined).
+	block := func(title string, rows func(v EvalVariant) ([]float64, bool), f string, signed bool) {
+		fmt.Fprintf(w, "\n%s\n%-*s ", title, width, "seed")
+		for _, s := range seeds {
+			fmt.Fprintf(w, " %7s", s)
+		}
+		fmt.Fprintln(w)
+		for _, v := range r.Variants {
+			vs, ok := rows(v)
+			if !ok {
+				continue
+			}
+			fmt.Fprintf(w, "%-*s ", width, v.Name)
+			for _, x := range vs {
+				if math.IsNaN(x) || !signed && x < 0 {
+					fmt.Fprintf(w, " %7s", "n/a")
+				} else {
+					fmt.Fprintf(w, " "+f, x)
+				}
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	fmt.Fprintf(w, "\nper seed")
+	block("Acc", func(v EvalVariant) ([]float64, bool) { return v.Acc.PerSeed, true }, "%7.2f", false)
+	block("ΔDP", func(v EvalVariant) ([]float64, bool) { return v.DP.PerSeed, true }, "%7.2f", false)
+	block("ΔEO", func(v EvalVariant) ([]float64, bool) { return v.EO.PerSeed, true }, "%7.2f", false)
+	if probe {
+		block("probe AUC", func(v EvalVariant) ([]float64, bool) { return v.ProbeAUC.PerSeed, true }, "%7.3f", false)
+	}
+	if perSeed {
+		nums := func(d EvalDiff) []float64 {
+			out := make([]float64, len(d.PerSeed))
+			for i, x := range d.PerSeed {
+				out[i] = float64(x)
+			}
+			return out
+		}
+		for _, ref := range r.References {
+			pick := func(get func(p EvalPaired) *EvalDiff) func(v EvalVariant) ([]float64, bool) {
+				return func(v EvalVariant) ([]float64, bool) {
+					for _, p := range v.Paired {
+						if p.Reference == ref && get(p) != nil {
+							return nums(*get(p)), true
+						}
+					}
+					return nil, false
+				}
+			}
+			block("Acc − "+ref, pick(func(p EvalPaired) *EvalDiff { return &p.Acc }), "%+7.2f", true)
+			block("ΔDP − "+ref, pick(func(p EvalPaired) *EvalDiff { return &p.DP }), "%+7.2f", true)
+			block("ΔEO − "+ref, pick(func(p EvalPaired) *EvalDiff { return &p.EO }), "%+7.2f", true)
+			if probe {
+				block("probe AUC − "+ref, pick(func(p EvalPaired) *EvalDiff { return p.ProbeAUC }), "%+7.3f", true)
+			}
+		}
 	}
 	fmt.Fprintf(w, "\ntotal %.1fs\n", r.Seconds)
 }

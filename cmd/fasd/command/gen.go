@@ -2,6 +2,7 @@ package command
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/fasd-db/fasd/index/synth"
 	"github.com/fasd-db/fasd/internal/progress"
@@ -21,7 +22,7 @@ type GenOptions struct {
 // AddFlags registers the flags of fasd gen.
 func (o *GenOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Out, "out", "", "directory to write synth.csv and synth_relationship.txt into (required)")
-	fs.StringVar(&o.Preset, "preset", "small", "generator preset: small (2,000 nodes) or pokec (Pokec-z sized)")
+	fs.StringVar(&o.Preset, "preset", "small", "generator preset: small (2,000 nodes, label-biased: the stress case), removable (2,000 nodes, removable bias) or pokec (Pokec-z sized, label-biased)")
 	fs.BoolVar(&o.Gzip, "gzip", false, "gzip both files")
 	c := &o.Config
 	fs.IntVar(&c.Nodes, "nodes", 0, "number of nodes")
@@ -37,6 +38,8 @@ func (o *GenOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&c.Unlabelled, "unlabelled", 0, "fraction of nodes written unlabelled")
 	fs.Float64Var(&c.UnknownSensitive, "unknown-sensitive", 0, "fraction of nodes written with unknown sensitive value")
 	fs.Float64Var(&c.Reciprocal, "reciprocal", 0, "fraction of edges written in both directions")
+	fs.BoolVar(&c.Separate, "separate", false, "give each feature column one cause: a leak-share fraction carries only the sensitive leak, the rest only the label signal")
+	fs.Float64Var(&c.LeakShare, "leak-share", 0, "fraction of leak-only columns with --separate, in [0,1]")
 	fs.Uint64Var(&c.Seed, "seed", 0, "generator seed")
 }
 
@@ -55,6 +58,7 @@ func (o *GenOptions) config(fs *pflag.FlagSet) (synth.Config, error) {
 		"signal": func() { cfg.Signal = k.Signal }, "leakage": func() { cfg.Leakage = k.Leakage },
 		"unlabelled": func() { cfg.Unlabelled = k.Unlabelled }, "unknown-sensitive": func() { cfg.UnknownSensitive = k.UnknownSensitive },
 		"reciprocal": func() { cfg.Reciprocal = k.Reciprocal }, "seed": func() { cfg.Seed = k.Seed },
+		"separate": func() { cfg.Separate = k.Separate }, "leak-share": func() { cfg.LeakShare = k.LeakShare },
 	} {
 		if fs.Changed(name) {
 			apply()
@@ -66,7 +70,7 @@ func (o *GenOptions) config(fs *pflag.FlagSet) (synth.Config, error) {
 func newGenCommand() *cobra.Command {
 	o := &GenOptions{}
 	cmd := &cobra.Command{
-		Use:   "gen --out DIR [--preset small|pokec] [knobs]",
+		Use:   "gen --out DIR [--preset small|removable|pokec] [knobs]",
 		Short: "Write a synthetic biased graph dump (load it with --preset synth)",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -104,10 +108,27 @@ func newGenCommand() *cobra.Command {
 			fmt.Fprintf(w, "edges     %d undirected (%d lines), same-group fraction %.4f\n", st.Edges, st.EdgeLines, st.Homophily())
 			fmt.Fprintf(w, "groups    0: %d  1: %d  unknown: %d\n", st.Groups[0], st.Groups[1], st.UnknownSensitive)
 			fmt.Fprintf(w, "labels    0: %d  1: %d  unlabelled: %d\n", st.Labels[0], st.Labels[1], st.Unlabelled)
+			if cfg.Separate {
+				h := cfg.Header()
+				fmt.Fprintf(w, "label-only columns  %s\n", columnNames(h.Features, cfg.LabelColumns()))
+				fmt.Fprintf(w, "leak-only columns   %s\n", columnNames(h.Features, cfg.LeakColumns()))
+			}
 			fmt.Fprintf(w, "load with: fasd load --db DB --preset synth --dir %s\n", o.Out)
 			return nil
 		},
 	}
 	o.AddFlags(cmd.Flags())
 	return cmd
+}
+
+// columnNames lists the named columns, comma-separated ("none" if empty).
+func columnNames(names []string, idx []int) string {
+	if len(idx) == 0 {
+		return "none"
+	}
+	out := make([]string, len(idx))
+	for i, j := range idx {
+		out[i] = names[j]
+	}
+	return strings.Join(out, ",")
 }

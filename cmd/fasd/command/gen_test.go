@@ -23,6 +23,15 @@ func TestGen(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
+	out, err, code = run(t, "gen", "--out", t.TempDir(), "--preset", "removable", "--nodes", "300", "--features", "4")
+	if err != nil || code != ExitOK {
+		t.Fatalf("gen removable: %v (exit %d)", err, code)
+	}
+	for _, want := range []string{"label-only columns  x1,b1\n", "leak-only columns   x0,b0\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("removable output lacks %q:\n%s", want, out)
+		}
+	}
 	cases := []struct {
 		name string
 		args []string
@@ -31,6 +40,7 @@ func TestGen(t *testing.T) {
 		{"no out", []string{"gen"}, ExitUsage},
 		{"bad preset", []string{"gen", "--out", dir, "--preset", "huge"}, ExitUsage},
 		{"bad knob", []string{"gen", "--out", dir, "--homophily", "1.5"}, ExitUsage},
+		{"bad leak share", []string{"gen", "--out", dir, "--separate", "--leak-share", "2"}, ExitUsage},
 		{"bad flag", []string{"gen", "--out", dir, "--nodes", "many"}, ExitUsage},
 	}
 	for _, c := range cases {

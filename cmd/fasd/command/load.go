@@ -27,8 +27,10 @@ type LoadOptions struct {
 	SensCol           string
 	SensThreshold     float64
 	SensValues        string
+	SensFeature       bool
 	LabelCol          string
 	LabelUnlabelled   string
+	LabelValues       string
 	AllLabelled       bool
 	Features, Exclude []string
 	Scale             bool
@@ -36,48 +38,61 @@ type LoadOptions struct {
 	Split             string
 	SplitProtocol     string
 	SplitSeed         uint64
+	LabelNumber       int
 	Train, Val        float64
 	Replace, Strict   bool
 	DropRuns          bool
+	AllowSingleClass  bool
+	AllowSingleGroup  bool
+	AllowNoEdges      bool
 	JSON              bool
 	BatchBytes        int
+	ListPresets       bool
 }
 
 // AddFlags registers the flags of fasd load.
 func (o *LoadOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.DB, "db", "", "store directory (created if missing) (required)")
 	fs.StringVar(&o.Backend, "backend", "", "storage engine of a new store: pebble (default) or badger")
-	fs.StringVar(&o.Preset, "preset", "", "dump preset: "+strings.Join(dump.PresetNames(), ", "))
+	fs.StringVar(&o.Preset, "preset", "", "dataset preset (published file names and conventions): "+strings.Join(dump.PresetNames(), ", "))
 	fs.StringVar(&o.Dir, "dir", "", "directory holding the preset's files (plain or .gz)")
+	fs.BoolVar(&o.ListPresets, "list-presets", false, "print every preset with its files and conventions, and exit")
 	fs.StringVar(&o.Nodes, "nodes", "", "node CSV file (plain or gzip)")
 	fs.StringVar(&o.Edges, "edges", "", "edge list file (plain or gzip)")
 	fs.StringVar(&o.IDCol, "id-col", "", "node id column (int64)")
 	fs.BoolVar(&o.NoID, "no-id", false, "the node file has no id column: the 0-based row index is the id")
 	fs.StringVar(&o.SensCol, "sens-col", "", "sensitive attribute column")
 	fs.Float64Var(&o.SensThreshold, "sens-threshold", 0, "numeric sensitive mapping: v<0 unknown, v≤T group 0, v>T group 1")
-	fs.StringVar(&o.SensValues, "sens-values", "", "named sensitive mapping, e.g. a=0,b=1,?=-1 (overrides --sens-threshold)")
+	fs.StringVar(&o.SensValues, "sens-values", "", "sensitive value map, e.g. Male=0,Female=1,?=-1 (overrides --sens-threshold)")
+	fs.BoolVar(&o.SensFeature, "sens-feature", false, "keep the sensitive column as a feature too (mapped by --sens-values), as NIFTY does")
 	fs.StringVar(&o.LabelCol, "label-col", "", "label column (values ≥1 become 1)")
 	fs.StringVar(&o.LabelUnlabelled, "label-unlabelled", "", "label value meaning unlabelled (default -1)")
+	fs.StringVar(&o.LabelValues, "label-values", "", "label value map, e.g. 1=1,-1=0 (German credit) or yes=1,no=0,?=-1; numeric keys match by value")
 	fs.BoolVar(&o.AllLabelled, "all-labelled", false, "no label value means unlabelled")
 	fs.StringSliceVar(&o.Features, "features", nil, "feature columns, in order (default: every other column)")
-	fs.StringSliceVar(&o.Exclude, "exclude", nil, "columns to leave out of the default feature set")
+	fs.StringSliceVar(&o.Exclude, "exclude", nil, "columns to drop from the default feature set")
 	fs.BoolVar(&o.Scale, "scale", true, "scale every feature column to [-1,1] (constant column → 0)")
 	fs.StringVar(&o.EdgeIDs, "edge-ids", "auto", "edge endpoints are node ids (id), 0-based row indices (row) or auto")
-	fs.StringVar(&o.Split, "split", "dig", "split of the labelled nodes: dig (method.md §1), fractions, none")
+	fs.StringVar(&o.Split, "split", "", "split of the labelled nodes: dig, nifty (per class), fractions, none (default: the preset's, else dig)")
 	fs.StringVar(&o.SplitProtocol, "split-protocol", "", "DIG parameters: nba or pokec (default: the preset's, else pokec)")
+	fs.IntVar(&o.LabelNumber, "label-number", 0, "NIFTY split: at most N/2 training nodes per class (default: the preset's)")
 	fs.Uint64Var(&o.SplitSeed, "split-seed", 20, "split seed")
 	fs.Float64Var(&o.Train, "train", 0.5, "training fraction for --split fractions")
 	fs.Float64Var(&o.Val, "val", 0.25, "validation fraction for --split fractions")
 	fs.BoolVar(&o.Replace, "replace", false, "replace the graph the store holds (also recovers an incomplete load; deletes its views)")
 	fs.BoolVar(&o.DropRuns, "drop-runs", false, "with --replace: also delete the trained runs and models of the old graph")
 	fs.BoolVar(&o.Strict, "strict", false, "an edge with an unknown endpoint is an error instead of skipped and counted")
+	fs.BoolVar(&o.AllowSingleClass, "allow-single-class", false, "load even if the labelled nodes have fewer than two classes")
+	fs.BoolVar(&o.AllowSingleGroup, "allow-single-group", false, "load even if the known sensitive values form fewer than two groups")
+	fs.BoolVar(&o.AllowNoEdges, "allow-no-edges", false, "load even if no edge is kept")
 	fs.BoolVar(&o.JSON, "json", false, "print the load report as JSON")
 	fs.IntVar(&o.BatchBytes, "batch-bytes", 0, "bytes per write batch (0: 2 MiB)")
 }
 
 // indexOptions turns the flags into index.LoadOptions.
 func (o *LoadOptions) indexOptions(fs *pflag.FlagSet) (*index.LoadOptions, error) {
-	lo := &index.LoadOptions{Nodes: o.Nodes, Edges: o.Edges, Replace: o.Replace, Strict: o.Strict, BatchBytes: o.BatchBytes}
+	lo := &index.LoadOptions{Nodes: o.Nodes, Edges: o.Edges, Replace: o.Replace, Strict: o.Strict, BatchBytes: o.BatchBytes,
+		AllowSingleClass: o.AllowSingleClass, AllowSingleGroup: o.AllowSingleGroup, AllowNoEdges: o.AllowNoEdges}
 	if o.DropRuns && !o.Replace {
 		return nil, usagef("--drop-runs needs --replace")
 	}
@@ -89,13 +104,13 @@ func (o *LoadOptions) indexOptions(fs *pflag.FlagSet) (*index.LoadOptions, error
 			lo.Delete[index.PrefixRuns] = runs.DeleteAll
 		}
 	}
-	protocol := "pokec"
+	so := index.SplitOptions{Mode: index.SplitDIG, Params: split.Pokec}
 	if o.Preset != "" {
 		p, err := dump.LookupPreset(o.Preset)
 		if err != nil {
 			return nil, &UsageError{Err: err}
 		}
-		lo.Spec, lo.Source, protocol = p.Spec, p.Name, p.Split
+		lo.Spec, lo.Source, so = p.Spec, p.Name, index.PresetSplit(p)
 		if o.Dir != "" {
 			if lo.Nodes == "" {
 				if lo.Nodes, err = dump.FindFile(o.Dir, p.NodeFile); err != nil {
@@ -138,14 +153,27 @@ func (o *LoadOptions) indexOptions(fs *pflag.FlagSet) (*index.LoadOptions, error
 		}
 		sp.Sensitive.Named = m
 	}
+	if fs.Changed("sens-feature") {
+		sp.SensitiveFeature = o.SensFeature
+	}
 	if fs.Changed("label-col") {
 		sp.Label = dump.LabelSpec{Column: o.LabelCol}
 	}
+	if o.LabelValues != "" && (fs.Changed("label-unlabelled") || fs.Changed("all-labelled")) {
+		return nil, usagef("--label-values excludes --label-unlabelled and --all-labelled (map the unlabelled value to -1 instead, e.g. ?=-1)")
+	}
 	if fs.Changed("label-unlabelled") {
-		sp.Label.Unlabelled = o.LabelUnlabelled
+		sp.Label.Unlabelled, sp.Label.Named = o.LabelUnlabelled, nil
 	}
 	if fs.Changed("all-labelled") {
-		sp.Label.AllLabelled = o.AllLabelled
+		sp.Label.AllLabelled, sp.Label.Named = o.AllLabelled, nil
+	}
+	if o.LabelValues != "" {
+		m, err := dump.ParseNamedMap(o.LabelValues)
+		if err != nil {
+			return nil, &UsageError{Err: fmt.Errorf("--label-values: %w", err)}
+		}
+		sp.Label.Named, sp.Label.Unlabelled, sp.Label.AllLabelled = m, "", false
 	}
 	if fs.Changed("features") {
 		sp.Features, sp.Exclude = o.Features, nil
@@ -169,21 +197,39 @@ func (o *LoadOptions) indexOptions(fs *pflag.FlagSet) (*index.LoadOptions, error
 	if sp.Sensitive.Column == "" || sp.Label.Column == "" {
 		return nil, usagef("without --preset, --sens-col and --label-col are required")
 	}
-	if fs.Changed("split-protocol") {
-		protocol = o.SplitProtocol
-	}
-	lo.Split = index.SplitOptions{Protocol: protocol, Seed: o.SplitSeed, ZeroSeed: o.SplitSeed == 0,
-		Fractions: split.Fractions{Train: o.Train, Val: o.Val}}
 	switch o.Split {
+	case "":
 	case "dig":
-		lo.Split.Mode = index.SplitDIG
+		if so.Mode != index.SplitDIG {
+			so = index.SplitOptions{Mode: index.SplitDIG, Params: split.Pokec}
+		}
+	case "nifty":
+		so.Mode = index.SplitNIFTY
 	case "fractions":
-		lo.Split.Mode = index.SplitFractions
+		so.Mode = index.SplitFractions
 	case "none":
-		lo.Split.Mode = index.SplitNoSplit
+		so.Mode = index.SplitNoSplit
 	default:
-		return nil, usagef("--split %q: want dig, fractions or none", o.Split)
+		return nil, usagef("--split %q: want dig, nifty, fractions or none", o.Split)
 	}
+	if fs.Changed("split-protocol") {
+		if so.Mode != index.SplitDIG {
+			return nil, usagef("--split-protocol applies to the dig split only")
+		}
+		so.Params, so.Protocol = split.Params{}, o.SplitProtocol
+	}
+	if fs.Changed("label-number") {
+		if so.Mode != index.SplitNIFTY {
+			return nil, usagef("--label-number applies to the nifty split only (--split nifty)")
+		}
+		so.LabelNumber = o.LabelNumber
+	}
+	if so.Mode == index.SplitNIFTY && so.LabelNumber <= 0 {
+		return nil, usagef("--split nifty needs --label-number N > 0 (the published values: 100 for German and Bail, 6000 for Credit, 1000 for Income)")
+	}
+	so.Seed, so.ZeroSeed = o.SplitSeed, o.SplitSeed == 0
+	so.Fractions = split.Fractions{Train: o.Train, Val: o.Val}
+	lo.Split = so
 	return lo, nil
 }
 
@@ -200,9 +246,27 @@ deletes the old graph and its materialized views once the input is valid;
 a store with trained runs of the old graph also needs --drop-runs (which
 deletes them), else the load fails before writing anything.
 
+A preset names a published dataset: --preset NAME --dir D finds its files
+by their published names (plain or .gz) and applies its conventions
+(columns, value maps, kept and dropped columns, split); flags given as well
+override them. Presets: ` + strings.Join(dump.PresetNames(), ", ") + `
+(--list-presets prints their conventions).
+Any other graph loads by flags: --nodes, --edges, --id-col NAME or --no-id,
+--sens-col, --label-col, and as needed --sens-values, --sens-feature,
+--label-values, --exclude, --edge-ids, --split.
+
+A node file without data rows is refused; so are, unless allowed with
+--allow-single-class, --allow-single-group or --allow-no-edges, labelled
+nodes of one class only, known sensitive values of one group only, and a
+graph in which no edge is kept (an empty edge file, or an --edge-ids mode
+under which no endpoint names a node). A refused load writes nothing.
+
 ` + exitHelp,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.ListPresets {
+				return printPresets(cmd.OutOrStdout())
+			}
 			if o.DB == "" {
 				return usagef("load: --db DIR is required")
 			}
@@ -270,6 +334,6 @@ func printLoadReport(cmd *cobra.Command, rep *index.LoadReport, o *LoadOptions, 
 		e.Lines, e.Kept, e.Duplicates, e.SelfLoops, e.UnknownEndpoints)
 	pr("groups    0: %d  1: %d  unknown: %d\n", rep.Groups.G0, rep.Groups.G1, rep.Groups.Unknown)
 	pr("labels    0: %d  1: %d  unlabelled: %d\n", rep.Labels.Y0, rep.Labels.Y1, rep.Labels.Unlabelled)
-	pr("split     train %d  val %d  test %d\n", rep.Splits.Train, rep.Splits.Val, rep.Splits.Test)
+	pr("split     train %d  val %d  test %d  (%s)\n", rep.Splits.Train, rep.Splits.Val, rep.Splits.Test, rep.SplitMethod)
 	return errors.Join(errs...)
 }

@@ -28,7 +28,9 @@ const exitHelp = `Exit codes:
   0  success
   1  failure (I/O, engine errors)
   2  usage: unknown command or flag, missing or invalid flag value
-  3  bad input: a dump file is missing or malformed (file:line in the message)
+  3  bad input: a dump file is missing or malformed (file:line in the message),
+     or describes a degenerate graph (no nodes, no edge kept, one label
+     class, one sensitive group; the message names the override flag)
   4  store state: incomplete load (reload with --replace), graph already
      present (use --replace), no graph, other backend, unknown format, corrupt,
      no trained models (run fasd train first)
@@ -71,7 +73,7 @@ func ExitCode(err error) int {
 		errors.Is(err, storage.ErrBackendMismatch), errors.Is(err, storage.ErrFormat), errors.Is(err, storage.ErrNotStore),
 		errors.Is(err, query.ErrNoModel):
 		return ExitStoreState
-	case errors.As(err, &de), errors.Is(err, fs.ErrNotExist):
+	case errors.As(err, &de), errors.Is(err, fs.ErrNotExist), errors.Is(err, index.ErrDegenerate):
 		return ExitBadInput
 	}
 	return ExitFailure

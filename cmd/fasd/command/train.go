@@ -30,7 +30,8 @@ type ConfigOptions struct {
 
 // AddFlags registers the config flags.
 func (o *ConfigOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.Preset, "preset", "", "hyper-parameter preset: "+strings.Join(pipeline.Presets(), ", ")+" (required)")
+	fs.StringVar(&o.Preset, "preset", pipeline.DefaultPreset, "hyper-parameter preset: "+strings.Join(pipeline.Presets(), ", ")+
+		" ("+pipeline.DefaultPreset+": budgeted training sized from the graph, for any graph; the others reproduce the paper)")
 	fs.StringVar(&o.Config, "config", "", "TOML file overriding preset values")
 	fs.StringArrayVar(&o.Sets, "set", nil, "override one value, key=value (repeatable), e.g. score.epochs=100")
 }
@@ -38,7 +39,7 @@ func (o *ConfigOptions) AddFlags(fs *pflag.FlagSet) {
 // build returns the validated effective config.
 func (o *ConfigOptions) build(cmd *cobra.Command) (pipeline.Config, error) {
 	if o.Preset == "" {
-		return pipeline.Config{}, usagef("%s: --preset NAME is required (%s)", cmd.Name(), strings.Join(pipeline.Presets(), ", "))
+		o.Preset = pipeline.DefaultPreset
 	}
 	cfg, err := pipeline.Preset(o.Preset)
 	if err != nil {

@@ -59,7 +59,6 @@ func TestTrainCommand(t *testing.T) {
 		name string
 		args []string
 	}{
-		{"no preset", []string{"train", "--db", db}},
 		{"bad preset", []string{"train", "--db", db, "--preset", "huge"}},
 		{"bad set", []string{"train", "--db", db, "--preset", "synth", "--set", "score.nope=1"}},
 		{"invalid value", []string{"train", "--db", db, "--preset", "synth", "--set", "debias.order=XY"}},

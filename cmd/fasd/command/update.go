@@ -1,14 +1,12 @@
 package command
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"strconv"
-	"strings"
+	"path/filepath"
 
+	"github.com/fasd-db/fasd/index/dump"
 	"github.com/fasd-db/fasd/query"
 	"github.com/spf13/cobra"
 )
@@ -22,9 +20,10 @@ func newUpdateCommand() *cobra.Command {
 		Short: "Apply one atomic graph update and mark the affected views dirty",
 		Long: `Update applies, as one atomic update that bumps the graph version, new nodes
 (--nodes: JSON {"nodes":[{"id", "features", "sensitive", "label", "split",
-"edges"}]} as in POST /v1/nodes), added edges and removed edges (edge files:
-one "u v" pair of external ids per line; blank lines and # comments are
-skipped). The subgraphs the update can change are marked dirty; --refresh
+"edges"}]} as in POST /v1/nodes), added edges and removed edges (edge files,
+plain or gzip, in the format of fasd load's: one pair of external ids per
+line separated by spaces, tabs or one comma; '#' starts a comment that runs
+to the end of the line; blank lines are skipped). The subgraphs the update can change are marked dirty; --refresh
 re-debiases them right away (otherwise run fasd refresh).
 
 ` + exitHelp,
@@ -91,49 +90,29 @@ re-debiases them right away (otherwise run fasd refresh).
 	return cmd
 }
 
-// readEdgeFile reads "u v" pairs of external ids, one per line.
+// readEdgeFile reads the edge pairs (external ids) of an update with the
+// edge-line rule of fasd load (dump.ParseEdgeLine): two ids separated by
+// blanks or one comma, '#' comments, blank lines skipped, plain or gzip.
 func readEdgeFile(path string) ([][2]int64, error) {
 	if path == "" {
 		return nil, nil
 	}
-	f, err := os.Open(path)
+	er, err := dump.OpenEdges(path)
 	if err != nil {
 		return nil, fmt.Errorf("update: %w", err)
 	}
-	defer f.Close()
-	return parseEdges(path, f)
-}
-
-func parseEdges(name string, r io.Reader) ([][2]int64, error) {
+	defer er.Close()
 	var out [][2]int64
-	sc := bufio.NewScanner(r)
-	for line := 1; sc.Scan(); line++ {
-		t := strings.TrimSpace(sc.Text())
-		if i := strings.IndexByte(t, '#'); i >= 0 {
-			t = strings.TrimSpace(t[:i])
+	for er.Next() {
+		u, v := er.Edge()
+		if u == v {
+			return nil, fmt.Errorf("update: %w", &dump.Error{File: filepath.Base(path), Line: er.Line(), Index: -1,
+				Kind: dump.ErrBadEdge, Detail: fmt.Sprintf("self-loop on %d", u)})
 		}
-		if t == "" {
-			continue
-		}
-		f := strings.FieldsFunc(t, func(r rune) bool { return r == ' ' || r == '\t' || r == ',' })
-		if len(f) != 2 {
-			return nil, usagef("update: %s:%d: want two node ids, got %q", name, line, t)
-		}
-		var e [2]int64
-		for i := range 2 {
-			v, err := strconv.ParseInt(f[i], 10, 64)
-			if err != nil {
-				return nil, usagef("update: %s:%d: %q is not an integer id", name, line, f[i])
-			}
-			e[i] = v
-		}
-		if e[0] == e[1] {
-			return nil, usagef("update: %s:%d: self-loop on %d", name, line, e[0])
-		}
-		out = append(out, e)
+		out = append(out, [2]int64{u, v})
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("update: %s: %w", name, err)
+	if err := er.Err(); err != nil {
+		return nil, fmt.Errorf("update: %w", err)
 	}
 	return out, nil
 }

@@ -1,0 +1,185 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/fasd-db/fasd/fasd"
+	"github.com/fasd-db/fasd/fasd/autodiff"
+	"github.com/fasd-db/fasd/fasd/nn"
+)
+
+// Linear guides (debias.guide_net = "linear").
+//
+// A frozen GCN g_sen trained on every subgraph largely memorises nodes, so
+// pushing its output to chance moves the data in directions a fresh probe
+// does not care about (and larger pushes flip the groups). The linear guides
+// are instead a short sequence of logistic probes of s on the node features,
+// trained the way iterative null-space projection does it: probe r is fitted
+// on the features with the directions of probes 1..r−1 already removed, so
+// together they cover the linearly readable sensitive information, and each
+// is regularised and class-balanced so that its boundary sits between the
+// groups rather than on individual nodes. Guidance then pushes every node's
+// logit under every probe toward 0 (chance) inside the reverse run. For a
+// single probe the fixed point of those steps is the projection of x onto
+// the probe's decision hyperplane, x − ((w·x + b)/‖w‖²)·w: exactly the
+// component that tells the groups apart is removed and nothing else.
+
+// guideParams returns the parameters of the linear guides: w_r (1×d) and
+// b_r (1) for every round, in order.
+func newGuideParams(rounds, d int) []*nn.Param[float32] {
+	ps := make([]*nn.Param[float32], 0, 2*rounds)
+	for r := 0; r < rounds; r++ {
+		ps = append(ps, autodiff.NewParam[float32](fmt.Sprintf("guide%d.w", r), 1, d), autodiff.NewParam[float32](fmt.Sprintf("guide%d.b", r), 1))
+	}
+	return ps
+}
+
+// guideRounds is the number of linear guides the config asks for (0 when
+// the run uses none).
+func guideRounds(cfg *Config) int {
+	if cfg.Debias.GuideWeight > 0 && cfg.Debias.GuideNet == "linear" {
+		return cfg.Debias.GuideRounds
+	}
+	return 0
+}
+
+// Logistic-regression settings of the linear guides: full-batch Adam on the
+// class-balanced mean BCE plus ½·guideL2·‖w‖².
+const (
+	guideIters = 300
+	guideLR    = 0.05
+	guideL2    = 1e-2
+)
+
+// trainLinearGuides fits the linear guides on the distinct nodes of v with a
+// known sensitive value (features as in v). It is deterministic (zero
+// initialisation, full batches).
+func trainLinearGuides(ctx context.Context, v *view, d, rounds int) ([]*nn.Param[float32], error) {
+	seen := map[uint32]bool{}
+	var xs []float64
+	var ss []float64
+	for i, g := range v.sgs {
+		for u := 0; u < g.N(); u++ {
+			if g.S[u] < 0 || seen[g.Nodes[u]] {
+				continue
+			}
+			seen[g.Nodes[u]] = true
+			for _, x := range v.xs[i][u*d : (u+1)*d] {
+				xs = append(xs, float64(x))
+			}
+			ss = append(ss, float64(g.S[u]))
+		}
+	}
+	n := len(ss)
+	ps := newGuideParams(rounds, d)
+	if n == 0 {
+		return ps, nil
+	}
+	var n1 float64
+	for _, s := range ss {
+		n1 += s
+	}
+	// Class-balanced weights: each group carries half of the loss.
+	wt := [2]float64{0.5 / math.Max(1, float64(n)-n1), 0.5 / math.Max(1, n1)}
+	z := make([]float64, n)
+	gw := make([]float64, d)
+	for r := 0; r < rounds; r++ {
+		w := make([]float64, d)
+		var b float64
+		mw, vw := make([]float64, d), make([]float64, d)
+		var mb, vb float64
+		const b1, b2 = 0.9, 0.999
+		for it := 1; it <= guideIters; it++ {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			clear(gw)
+			var gb float64
+			for k := 0; k < n; k++ {
+				row := xs[k*d : (k+1)*d]
+				zk := b
+				for j, x := range row {
+					zk += w[j] * x
+				}
+				z[k] = zk
+				e := (1/(1+math.Exp(-zk)) - ss[k]) * wt[int(ss[k])]
+				for j, x := range row {
+					gw[j] += e * x
+				}
+				gb += e
+			}
+			c1, c2 := 1-math.Pow(b1, float64(it)), 1-math.Pow(b2, float64(it))
+			for j := range w {
+				g := gw[j] + guideL2*w[j]
+				mw[j] = b1*mw[j] + (1-b1)*g
+				vw[j] = b2*vw[j] + (1-b2)*g*g
+				w[j] -= guideLR * (mw[j] / c1) / (math.Sqrt(vw[j]/c2) + 1e-8)
+			}
+			mb = b1*mb + (1-b1)*gb
+			vb = b2*vb + (1-b2)*gb*gb
+			b -= guideLR * (mb / c1) / (math.Sqrt(vb/c2) + 1e-8)
+		}
+		for j := range w {
+			ps[2*r].Value.Data[j] = float32(w[j])
+		}
+		ps[2*r+1].Value.Data[0] = float32(b)
+		// Remove this probe's direction before fitting the next one.
+		var ww float64
+		for _, x := range w {
+			ww += x * x
+		}
+		if ww == 0 {
+			continue
+		}
+		for k := 0; k < n; k++ {
+			row := xs[k*d : (k+1)*d]
+			zk := b
+			for j, x := range row {
+				zk += w[j] * x
+			}
+			for j := range row {
+				row[j] -= zk / ww * w[j]
+			}
+		}
+	}
+	return ps, nil
+}
+
+// linearGuide is fasd.Guide over the linear guides: L = Σ_r Σ_u
+// log cosh(z_ru/2) (BCE toward ½ minus its minimum) over the node-probe
+// pairs whose σ(z_ru) is more than tol from ½, z_ru = w_r·x_u + b_r. It
+// ignores A (∂L/∂A = 0).
+type linearGuide struct {
+	ps  []*nn.Param[float32]
+	tol float64
+}
+
+func (g *linearGuide) Grad(x, _ []float32, n, d int, gx, ga []float32) (float64, error) {
+	clear(gx)
+	clear(ga)
+	var l float64
+	for r := 0; r+1 < len(g.ps); r += 2 {
+		w, b := g.ps[r].Value.Data, float64(g.ps[r+1].Value.Data[0])
+		for u := 0; u < n; u++ {
+			row := x[u*d : (u+1)*d]
+			z := b
+			for j, v := range row {
+				z += float64(w[j]) * float64(v)
+			}
+			e := 1/(1+math.Exp(-z)) - 0.5
+			if math.Abs(e) <= g.tol {
+				continue
+			}
+			l += math.Abs(z)/2 + math.Log1p(math.Exp(-math.Abs(z))) - math.Ln2
+			out := gx[u*d : (u+1)*d]
+			for j := range out {
+				out[j] += float32(e * float64(w[j]))
+			}
+		}
+	}
+	return l, nil
+}
+
+var _ fasd.Guide = (*linearGuide)(nil)

@@ -1,0 +1,114 @@
+package pipeline
+
+import (
+	"context"
+	"testing"
+
+	"github.com/fasd-db/fasd/fasd"
+)
+
+// probeAcc is the class-balanced accuracy of the linear guide (w, b) on the
+// distinct nodes of v with known s.
+func probeAcc(v *view, d int, w []float32, b float32) float64 {
+	var hit, tot [2]float64
+	seen := map[uint32]bool{}
+	for i, g := range v.sgs {
+		for u := 0; u < g.N(); u++ {
+			if g.S[u] < 0 || seen[g.Nodes[u]] {
+				continue
+			}
+			seen[g.Nodes[u]] = true
+			z := float64(b)
+			for j, x := range v.xs[i][u*d : (u+1)*d] {
+				z += float64(w[j]) * float64(x)
+			}
+			s := g.S[u]
+			tot[s]++
+			if (z > 0) == (s == 1) {
+				hit[s]++
+			}
+		}
+	}
+	return (hit[0]/tot[0] + hit[1]/tot[1]) / 2
+}
+
+// ensure that the linear guides read a planted sensitive direction, that
+// guidance toward chance removes what a freshly fitted probe can read, and
+// that the guides survive the model bundle.
+func TestLinearGuides(t *testing.T) {
+	g := newToyGraph(300, 8, 6, 0.8, 0, 1.5, 11)
+	in := g.input(t, 1, 6)
+	sgs, _, _, _, err := in.validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := originalView(sgs)
+	ctx := context.Background()
+	ps, err := trainLinearGuides(ctx, v, in.D, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := probeAcc(v, in.D, ps[0].Value.Data, ps[1].Value.Data[0])
+	if before < 0.75 {
+		t.Fatalf("first guide reads s with balanced accuracy %.3f, want ≥ 0.75", before)
+	}
+	again, _ := trainLinearGuides(ctx, v, in.D, 2)
+	for i := range ps {
+		for j := range ps[i].Value.Data {
+			if ps[i].Value.Data[j] != again[i].Value.Data[j] {
+				t.Fatal("guide training is not deterministic")
+			}
+		}
+	}
+
+	cfg := fastConfig(t)
+	cfg.Debias.GuideWeight, cfg.Debias.GuideSteps, cfg.Debias.GuideNet, cfg.Debias.GuideRounds = 2, 10, "linear", 2
+	cfg.Debias.Reverse = "ode"
+	m, err := newModels(&cfg, in.D, true, true, false, false, fasd.NewRand(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Score networks that predict zero noise isolate the guidance.
+	for _, p := range append(m.ScoreX.Params(), m.ScoreA.Params()...) {
+		clear(p.Value.Data)
+	}
+	m.Guides = ps
+	deb, err := debiasAll(ctx, m, v, 2, &reporter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := trainLinearGuides(ctx, deb, in.D, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := probeAcc(deb, in.D, fresh[0].Value.Data, fresh[1].Value.Data[0])
+	t.Logf("balanced accuracy of a linear probe: %.3f before, %.3f after guidance", before, after)
+	if !(after < before-0.1) {
+		t.Errorf("a fresh probe still reads s at %.3f (before %.3f)", after, before)
+	}
+
+	b, err := m.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := UnmarshalModels(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m2.Guides) != 4 {
+		t.Fatalf("%d guide params after the round trip", len(m2.Guides))
+	}
+	for i := range ps {
+		for j := range ps[i].Value.Data {
+			if m2.Guides[i].Value.Data[j] != ps[i].Value.Data[j] {
+				t.Fatal("guide changed in the bundle")
+			}
+		}
+	}
+	// A config without guides refuses an engine that would need them.
+	m3 := *m
+	m3.Guides = nil
+	if _, err := m3.NewEngine(); err == nil {
+		t.Error("engine built without the guides its config needs")
+	}
+}

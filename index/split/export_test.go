@@ -1,0 +1,4 @@
+package split
+
+// CheckPartition is checkPartition for the external tests.
+var CheckPartition = checkPartition
