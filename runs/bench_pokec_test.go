@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -61,6 +62,19 @@ func BenchmarkLargePokecStageEpochs(b *testing.B) {
 	}
 	sampling := time.Since(t0)
 	all := len(in.Subgraphs)
+	// The dense subgraphs are the memory floor of any run on this graph: a
+	// run holds them, and per-subgraph copies of the same size for the
+	// fairness gradients and each debiased view.
+	var xFloats, aFloats int64
+	for _, sg := range in.Subgraphs {
+		xFloats += int64(len(sg.X))
+		aFloats += int64(len(sg.A))
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fmt.Printf("pokec_z input: X %d MiB, A %d MiB (float32) over %d subgraphs; live heap after sampling %d MiB\n",
+		xFloats*4>>20, aFloats*4>>20, all, ms.HeapAlloc>>20)
 	small := *in
 	if subset > 0 && subset < all {
 		small.Subgraphs = make([]*fasd.Subgraph, 0, subset)

@@ -7,7 +7,8 @@
 // # Concepts
 //
 // A [Tape] records operations as they run. Each operation returns a [*Var]
-// holding its value and, when any input needs one, a gradient buffer.
+// holding its value and, when any input needs one, a gradient (a buffer bound
+// while Backward runs, see Invariants).
 // [Tape.Backward] walks the record in reverse and accumulates gradients into
 // every Var that needs one. Parameters are [*Param]s owned by the model; on a
 // tape they appear as persistent leaf Vars ([Tape.Param]) whose gradients are
@@ -35,17 +36,26 @@
 //
 // # Invariants
 //
-//   - Memory: every value and gradient buffer comes from the tape's arena and
-//     is handed out again, in the same order, after [Tape.Reset]. A training
-//     loop that records the same sequence of shapes therefore allocates
-//     nothing in steady state. Vars returned by a tape (and their slices) are
-//     valid only until the next Reset of that tape.
+//   - Memory: every value buffer comes from the tape's arena and is handed
+//     out again, in the same order, after [Tape.Reset]. The gradients of
+//     recorded values come from the tape's gradient pool during
+//     [Tape.Backward] only: a buffer is bound when the first backward op
+//     writes the gradient and returned once the op that recorded the value
+//     has passed it on, so a backward pass holds the gradients in flight, not
+//     one per recorded value (about 40 % less memory for the score networks).
+//     Leaf gradients (inputs, parameters) and those of reshaped values get
+//     buffers of their own; [Tape.KeepGrads] gives every value one, for
+//     inspection. A training loop that records the same sequence of shapes
+//     therefore allocates nothing in steady state. [Tape.Release] hands the
+//     memory back between stages of different sizes. Vars returned by a tape
+//     (and their slices) are valid only until the next Reset of that tape.
 //   - Gradient buffers of recorded values are not zeroed when recorded: in
 //     Backward the first op that writes a whole buffer overwrites it (GEMM
 //     with beta 0, copy instead of add), ops that accumulate clear it just
-//     before, and Backward zeroes the buffers no gradient reached. A Var's
+//     before, and Backward zeroes the buffers no gradient reached. A leaf's
 //     Grad is therefore defined after Backward (as before: the sum of its
-//     contributions from zero), not between recording and Backward.
+//     contributions from zero), not between recording and Backward; an
+//     intermediate value's Grad is nil then unless the tape keeps it.
 //   - Inputs are aliased, not copied: the caller must not change a tensor
 //     passed to Input or Param between the forward pass and Backward.
 //   - Operations never start goroutines. A Tape is not safe for concurrent

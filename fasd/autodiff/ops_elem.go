@@ -41,7 +41,38 @@ func (t *Tape[T]) Act(x *Var[T], kind Activation) *Var[T] {
 		return x
 	}
 	out := t.newVar(x.Value.Shape, x.req)
-	y, xd := out.Value.Data, x.Value.Data
+	actTo(kind, out.Value.Data, x.Value.Data)
+	n := t.push(opAct)
+	n.out, n.a = out, x
+	n.i[0] = int(kind)
+	return out
+}
+
+// ActInPlace is Act computed over x's value, for a pre-activation that
+// nothing else reads (the hidden layers of an MLP): it saves one buffer of
+// x's size on the tape and gives bit for bit Act's values and gradients.
+// x must not be used after the call (its value is the activation's). When
+// x is not the value recorded last on this tape, or was recorded by Act
+// (whose backward step reads its own output), or is a leaf, ActInPlace is
+// Act. The ops whose output it may overwrite never read that output in
+// their backward step.
+func (t *Tape[T]) ActInPlace(x *Var[T], kind Activation) *Var[T] {
+	if kind == Identity {
+		return x
+	}
+	if t.nn == 0 || t.nodes[t.nn-1].out != x || t.nodes[t.nn-1].op == opAct {
+		return t.Act(x, kind)
+	}
+	out := t.newVarOver(x)
+	actTo(kind, out.Value.Data, x.Value.Data)
+	n := t.push(opAct)
+	n.out, n.a = out, x
+	n.i[0] = int(kind)
+	return out
+}
+
+// actTo sets y = kind(xd); y may be xd.
+func actTo[T Float](kind Activation, y, xd []T) {
 	switch kind {
 	case ReLU:
 		for i, v := range xd {
@@ -58,10 +89,6 @@ func (t *Tape[T]) Act(x *Var[T], kind Activation) *Var[T] {
 	default:
 		panic("autodiff: unknown activation")
 	}
-	n := t.push(opAct)
-	n.out, n.a = out, x
-	n.i[0] = int(kind)
-	return out
 }
 
 // bwAct uses only the output: relu' = 1[y>0], elu' = y+1 for y ≤ 0,
@@ -187,12 +214,14 @@ func (t *Tape[T]) Reshape(x *Var[T], s tensor.Shape) *Var[T] {
 	if !(s.Len() == x.Value.Shape.Len()) {
 		panicShape("Reshape: %v to %v", x.Value.Shape, s)
 	}
-	// The view shares x's gradient buffer, so that buffer must be defined
-	// (zero) now: the first writer of one of them cannot know of the other.
+	// The view shares x's gradient buffer, so x gets one of its own (not
+	// from the gradient pool) and it must be defined (zero) now: the first
+	// writer of one of them cannot know of the other.
+	t.pin(x)
 	t.ready(x)
 	v := t.pooledVar()
 	v.Value = tensor.Dense[T]{Data: x.Value.Data, Shape: s}
-	v.Grad, v.req, v.pend = x.Grad, x.req, false
+	v.Grad, v.req, v.pend, v.pooled = x.Grad, x.req, false, false
 	return v
 }
 

@@ -14,13 +14,22 @@ type Float = tensor.Float
 type Var[T Float] struct {
 	// Value is the forward value. Owned by the tape (or aliased input).
 	Value tensor.Dense[T]
-	// Grad has len(Value.Data) entries when NeedsGrad, else it is nil.
+	// Grad has len(Value.Data) entries when NeedsGrad, else it is nil. For
+	// the leaves (Tape.Input with needGrad, Tape.Param), for a value that
+	// was reshaped (Tape.Reshape) and on a tape with KeepGrads it is defined
+	// after Backward. Otherwise the gradient of a recorded value lives only
+	// while Backward runs: Grad is nil before and after (see Tape.Backward).
 	Grad []T
 	req  bool
 	// pend marks a gradient buffer that no backward op has written yet: its
 	// contents are stale arena memory. The first writer overwrites it (or
 	// clears it first, see Tape.ready); Backward clears what is left.
 	pend bool
+	// pooled marks a recorded value whose gradient buffer comes from the
+	// tape's gradient pool: bound when Backward first needs it, given back
+	// once the op that produced the value has passed its gradient on.
+	pooled bool
+	slot   int32 // gradient pool slot while bound
 }
 
 // NeedsGrad reports whether a gradient flows into v.
@@ -64,13 +73,18 @@ type Tape[T Float] struct {
 	nv    int
 	bufs  [][]T
 	nb    int
+	// Gradient pool of the recorded values (see Backward): slot buffers,
+	// and the free slots (indices into gpool).
+	gpool [][]T
+	gfree []int32
 
-	leaves  []leaf[T]
-	leafIdx map[*Param[T]]int
-	noGrad  bool
-	frozen  bool
-	flops   int64
-	ws      tensor.GemmWorkspace
+	leaves    []leaf[T]
+	leafIdx   map[*Param[T]]int
+	noGrad    bool
+	frozen    bool
+	keepGrads bool
+	flops     int64
+	ws        tensor.GemmWorkspace
 }
 
 // gemm runs tensor.Gemm and counts its 2·m·n·k floating-point operations.
@@ -94,9 +108,47 @@ func NewTape[T Float]() *Tape[T] {
 // invalid.
 func (t *Tape[T]) Reset() {
 	t.nn, t.nv, t.nb = 0, 0, 0
+	t.gfree = t.gfree[:0]
+	for i := range t.gpool {
+		t.gfree = append(t.gfree, int32(i))
+	}
 	for _, l := range t.leaves {
 		clear(l.v.Grad)
 	}
+}
+
+// Release is Reset that also hands the arena, the gradient pool and the
+// parameter leaves back to the garbage collector, keeping only the GEMM
+// workspace and the modes. The tape stays usable: the next recording grows
+// the arena again and makes new leaves. Call it when a tape that recorded
+// large batches stays around for work that needs much less (or none), or for
+// other models, e.g. between training stages.
+func (t *Tape[T]) Release() {
+	t.Reset()
+	t.nodes, t.vars, t.bufs, t.gpool, t.gfree = nil, nil, nil, nil, nil
+	t.leaves = nil
+	clear(t.leafIdx)
+}
+
+// ArenaBytes returns the bytes the tape holds for values and gradients:
+// arena and gradient pool capacity and the gradients of the parameter
+// leaves.
+func (t *Tape[T]) ArenaBytes() int64 {
+	var n int64
+	for _, l := range t.leaves {
+		n += int64(cap(l.v.Grad))
+	}
+	for _, b := range t.bufs {
+		n += int64(cap(b))
+	}
+	for _, b := range t.gpool {
+		n += int64(cap(b))
+	}
+	var z T
+	if _, ok := any(z).(float64); ok {
+		return 8 * n
+	}
+	return 4 * n
 }
 
 // SetNoGrad switches gradient recording off (eval mode: parameters and inputs
@@ -107,6 +159,15 @@ func (t *Tape[T]) SetNoGrad(off bool) { t.noGrad = off }
 // FreezeParams makes parameter leaves need no gradient while inputs made
 // with needGrad still get one: the mode for ∇_X/∇_A of a frozen network.
 func (t *Tape[T]) FreezeParams(frozen bool) { t.frozen = frozen }
+
+// KeepGrads(true) gives every recorded value that needs a gradient a buffer
+// of its own in the arena, defined after Backward: for inspecting the
+// gradients of intermediate values, at the cost of one gradient buffer per
+// recorded value. The default (false) recycles those buffers through the
+// tape's gradient pool during Backward (see Backward); both give bit for bit
+// the same leaf gradients. Call it before recording; the setting persists
+// across Reset and Release.
+func (t *Tape[T]) KeepGrads(keep bool) { t.keepGrads = keep }
 
 // NoGrad reports whether gradient recording is off.
 func (t *Tape[T]) NoGrad() bool { return t.noGrad }
@@ -149,12 +210,94 @@ func (t *Tape[T]) newVar(s tensor.Shape, req bool) *Var[T] {
 	v.Value = tensor.Dense[T]{Data: t.buf(n), Shape: s}
 	v.req = req && !t.noGrad
 	v.Grad = nil
-	v.pend = false
-	if v.req {
+	v.pend = v.req
+	// A pooled gradient buffer is bound by Backward (bindGrad).
+	v.pooled = v.req && !t.keepGrads
+	if v.req && t.keepGrads {
 		v.Grad = t.buf(n)
-		v.pend = true
 	}
 	return v
+}
+
+// newVarOver is newVar whose value is x's value buffer (same shape), for an
+// op that overwrites x in place.
+func (t *Tape[T]) newVarOver(x *Var[T]) *Var[T] {
+	v := t.pooledVar()
+	v.Value = x.Value
+	v.req = x.req && !t.noGrad
+	v.Grad = nil
+	v.pend = v.req
+	v.pooled = v.req && !t.keepGrads
+	if v.req && t.keepGrads {
+		v.Grad = t.buf(len(x.Value.Data))
+	}
+	return v
+}
+
+// bindGrad gives a pooled var that needs a gradient its pending buffer from
+// the gradient pool, if it has none yet: the free slot of the smallest
+// sufficient capacity, else the largest free slot grown, else a new slot.
+func (t *Tape[T]) bindGrad(v *Var[T]) {
+	if v == nil || !v.pooled || v.Grad != nil || !v.req {
+		return
+	}
+	n := len(v.Value.Data)
+	best, bestCap := -1, 0
+	big, bigCap := -1, -1
+	for k, s := range t.gfree {
+		c := cap(t.gpool[s])
+		if c >= n && (best < 0 || c < bestCap) {
+			best, bestCap = k, c
+		}
+		if c > bigCap {
+			big, bigCap = k, c
+		}
+	}
+	var s int32
+	switch {
+	case best >= 0:
+		s = t.gfree[best]
+		t.gfree = deleteAt(t.gfree, best)
+	case big >= 0:
+		s = t.gfree[big]
+		t.gfree = deleteAt(t.gfree, big)
+		t.gpool[s] = make([]T, n)
+	default:
+		s = int32(len(t.gpool))
+		t.gpool = append(t.gpool, make([]T, n))
+	}
+	v.slot = s
+	v.Grad = t.gpool[s][:n]
+	v.pend = true
+}
+
+// unbindGrad returns the pool buffer of v (bound by bindGrad) to the free
+// slots.
+func (t *Tape[T]) unbindGrad(v *Var[T]) {
+	if !v.pooled || v.Grad == nil {
+		return
+	}
+	v.Grad = nil
+	v.pend = true
+	t.gfree = append(t.gfree, v.slot)
+}
+
+// pin gives a pooled var a gradient buffer of its own from the arena, for a
+// gradient that must outlive Backward (Reshape views share it).
+func (t *Tape[T]) pin(v *Var[T]) {
+	if v.pooled {
+		v.pooled = false
+		if v.req {
+			v.Grad = t.buf(len(v.Value.Data))
+			v.pend = true
+		}
+	}
+}
+
+func deleteAt(s []int32, k int) []int32 {
+	last := len(s) - 1
+	s[k] = s[last]
+	return s[:last]
 }
 
 // ready makes a pending gradient buffer of v hold zeros, for a backward op
@@ -194,6 +337,7 @@ func (t *Tape[T]) Input(d tensor.Dense[T], needGrad bool) *Var[T] {
 	v.req = needGrad && !t.noGrad
 	v.Grad = nil
 	v.pend = false
+	v.pooled = false
 	if v.req {
 		v.Grad = t.zbuf(len(d.Data))
 	}
@@ -235,8 +379,16 @@ func (t *Tape[T]) AccumulateGrads() {
 	}
 }
 
-// Backward accumulates ∂loss/∂v into every Var v on the tape that needs a
-// gradient. loss must be a scalar (one element) recorded on this tape.
+// Backward accumulates ∂loss/∂v into every leaf v on the tape that needs a
+// gradient (Tape.Input with needGrad, Tape.Param) and into the values that
+// were reshaped. loss must be a scalar (one element) recorded on this tape.
+//
+// The gradients of the other recorded values are intermediate: each is
+// bound to a buffer of the tape's gradient pool when the first op (in
+// reverse order) writes it and given back as soon as the op that recorded
+// the value has run its backward step, so a backward pass holds only the
+// gradients in flight instead of one buffer per recorded value. Their Grad
+// is nil after Backward, unless the tape keeps them (KeepGrads).
 func (t *Tape[T]) Backward(loss *Var[T]) {
 	if len(loss.Value.Data) != 1 {
 		panic(fmt.Sprintf("autodiff: Backward on non-scalar %v", loss.Value.Shape))
@@ -244,17 +396,29 @@ func (t *Tape[T]) Backward(loss *Var[T]) {
 	if !loss.req {
 		panic("autodiff: Backward on a value that needs no gradient (eval mode or constant)")
 	}
+	t.bindGrad(loss)
 	t.ready(loss)
 	loss.Grad[0] += 1
 	for i := t.nn - 1; i >= 0; i-- {
 		n := &t.nodes[i]
 		// An output no gradient reached (still pending) contributes nothing.
 		if n.out.req && !n.out.pend {
+			t.bindGrad(n.a)
+			t.bindGrad(n.b)
+			t.bindGrad(n.c)
+			for _, v := range n.ins {
+				t.bindGrad(v)
+			}
 			t.backward(n)
 		}
+		t.unbindGrad(n.out)
 	}
 	for _, v := range t.vars[:t.nv] {
-		t.ready(v)
+		if v.pooled {
+			t.unbindGrad(v)
+		} else {
+			t.ready(v)
+		}
 	}
 }
 

@@ -36,8 +36,11 @@
 // min(β, (1+n)/(10+n)). [Workers] splits a batch into contiguous shards, one
 // tape and one goroutine per shard (opt-in; Workers(1) runs inline), and sums
 // the shard gradients in shard order, so results are deterministic for a seed
-// and a worker count. [SaveParams] and [LoadParams] store parameters in a
-// versioned, checksummed binary format on an io.Writer / io.Reader.
+// and a worker count. A worker's tape keeps the arena of the largest shard it
+// recorded; [Workers.Release] hands it back at the end of a training stage
+// ([Workers.ArenaBytes] says how much that is). [SaveParams] and
+// [LoadParams] store parameters in a versioned, checksummed binary format on
+// an io.Writer / io.Reader.
 //
 // # Caveats
 //

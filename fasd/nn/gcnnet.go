@@ -104,11 +104,11 @@ func (m *GCNNet[T]) Forward(t *Tape[T], x, a *Var[T], mask []T, drop *rand.Rand)
 	ahat := t.GCNNorm(a)
 	h := x
 	for _, g := range m.GCNs {
-		h = t.Dropout(t.Act(g.Forward(t, ahat, h), autodiff.ReLU), m.Config.Dropout, drop)
+		h = t.Dropout(t.ActInPlace(g.Forward(t, ahat, h), autodiff.ReLU), m.Config.Dropout, drop)
 	}
 	last := len(m.FCs) - 1
 	for _, l := range m.FCs[:last] {
-		h = t.Dropout(t.Act(l.Forward(t, h), autodiff.ReLU), m.Config.Dropout, drop)
+		h = t.Dropout(t.ActInPlace(l.Forward(t, h), autodiff.ReLU), m.Config.Dropout, drop)
 	}
 	return t.MaskNodes(m.FCs[last].Forward(t, h), mask)
 }

@@ -94,7 +94,7 @@ func NewMLP[T tensor.Float](name string, dims []int, act autodiff.Activation, rn
 func (m *MLP[T]) Forward(t *Tape[T], x *Var[T]) *Var[T] {
 	for i, l := range m.Layers {
 		if i > 0 {
-			x = t.Act(x, m.Act)
+			x = t.ActInPlace(x, m.Act)
 		}
 		x = l.Forward(t, x)
 	}
@@ -106,7 +106,7 @@ func (m *MLP[T]) Forward(t *Tape[T], x *Var[T]) *Var[T] {
 func (m *MLP[T]) ForwardChan(t *Tape[T], x *Var[T]) *Var[T] {
 	for i, l := range m.Layers {
 		if i > 0 {
-			x = t.Act(x, m.Act)
+			x = t.ActInPlace(x, m.Act)
 		}
 		x = l.ForwardChan(t, x)
 	}

@@ -119,7 +119,7 @@ func (l *attnLayer[T]) forward(t *Tape[T], cfg *ScoreAConfig, h, c *Var[T], mask
 	var hn *Var[T]
 	if l.withNode {
 		v := t.GatherCols(qkv, l.g, 2*cfg.AttnDim, cfg.Hidden)
-		hn = t.Act(t.MaskNodes(l.node.Forward(t, v), mask), autodiff.Tanh)
+		hn = t.ActInPlace(t.MaskNodes(l.node.Forward(t, v), mask), autodiff.Tanh)
 	}
 	// The edge MLP is entrywise and its input channels are symmetric, so it
 	// runs on the packed upper triangle; unpacking with scale 2 is e + eᵀ.

@@ -83,7 +83,7 @@ func (m *ScoreX[T]) Forward(t *Tape[T], x, a *Var[T], mask []T) *Var[T] {
 	hs[0] = x
 	h := x
 	for i, g := range m.GCNs {
-		h = t.Act(g.Forward(t, ahat, h), autodiff.Tanh)
+		h = t.ActInPlace(g.Forward(t, ahat, h), autodiff.Tanh)
 		hs[i+1] = h
 	}
 	cat := t.ConcatLast(hs[:len(m.GCNs)+1]...)

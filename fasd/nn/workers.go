@@ -134,6 +134,27 @@ func (w *Workers[T]) Step(batch int, seed *rand.Rand, fn ShardFunc[T]) T {
 	return total
 }
 
+// Release hands the memory of every worker's tape back to the garbage
+// collector (autodiff.Tape.Release): call it when a training stage ends, so
+// that the arenas sized by its largest batch do not stay live through the
+// stages that follow. The workers stay usable; the next Step grows the tapes
+// again.
+func (w *Workers[T]) Release() {
+	for _, s := range w.shards {
+		s.Tape.Release()
+	}
+}
+
+// ArenaBytes returns the bytes held by the workers' tapes (see
+// autodiff.Tape.ArenaBytes).
+func (w *Workers[T]) ArenaBytes() int64 {
+	var n int64
+	for _, s := range w.shards {
+		n += s.Tape.ArenaBytes()
+	}
+	return n
+}
+
 // Close stops the worker goroutines and waits for them. A second call does
 // nothing.
 func (w *Workers[T]) Close() error {

@@ -211,6 +211,7 @@ func ScoreUnits(cfg *Config, m int) int {
 // reported in optimizer steps.
 func trainScore(ctx context.Context, cfg *Config, v *view, grads *gradCache, d int, w *nn.Workers[float32],
 	initSeed, drawSeed uint64, rep *reporter) (*nn.ScoreX[float32], *nn.ScoreA[float32], *ScoreStats, error) {
+	defer releaseTapes(w)
 	irng := fasd.NewRand(initSeed)
 	sx, err := nn.NewScoreX[float32](scoreXArch(cfg, d), irng)
 	if err != nil {

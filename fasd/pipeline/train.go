@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"time"
 
 	"github.com/fasd-db/fasd/fasd"
@@ -74,6 +75,17 @@ func (p *padBuf) build(v *view, idx []int, d int) {
 			p.mask[k*n+r] = 1
 		}
 	}
+}
+
+// releaseTapes ends a training stage on w: the workers' tapes, whose arenas
+// are sized by the stage's largest batch (hundreds of MiB for the score
+// networks), are handed back and collected at once. Without the collection
+// the heap goal set while those arenas were live (twice their size) would
+// let the next stages' garbage pile up to it before any collection; with it
+// the peak memory of a run is that of its largest stage, not the sum.
+func releaseTapes(w *nn.Workers[float32]) {
+	w.Release()
+	runtime.GC()
 }
 
 func resizeF(b []float32, n int) []float32 {
@@ -202,9 +214,10 @@ func (t *netTrainer) batchNorm() float32 {
 // it calls after(epoch) (may be nil), whose returned value is reported as
 // the validation accuracy and which can stop training early. The first
 // batches give the stage's time estimate. It returns the last epoch's mean
-// batch loss.
+// batch loss and releases the workers' tapes (releaseTapes).
 func trainLoop(ctx context.Context, w *nn.Workers[float32], t *netTrainer, opt *nn.Adam[float32], idx []int,
 	epochs, batch int, rng *rand.Rand, rep *reporter, after func(epoch int) (float64, bool, error)) (float64, error) {
+	defer releaseTapes(w)
 	params := t.net.Params()
 	order := append([]int(nil), idx...)
 	nb := (len(order) + batch - 1) / batch
