@@ -3,8 +3,11 @@ GO       ?= go
 PKGS     ?= ./...
 BIN      ?= bin/fasd
 DEMO_DIR ?= demo-db
+# staticcheck as installed by .ci/run (go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION))
+STATICCHECK ?= staticcheck
+STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: help build test testrace short lint fmt-check vet fuzz bench bench-large demo clean
+.PHONY: help build test testrace short lint fmt-check vet tidy-check staticcheck fuzz bench bench-large demo clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -12,10 +15,11 @@ help: ## list the targets
 build: ## build the fasd command into bin/
 	$(GO) build -o $(BIN) ./cmd/fasd
 
-test: fmt-check vet ## gofmt and vet checks, every test, the pure-Go (noasm) numeric core, the engine's concurrency tests under -race
+test: fmt-check vet tidy-check staticcheck ## gofmt, vet, go.mod tidiness and staticcheck, every test, the pure-Go (noasm) numeric core, the engine's and the HTTP API's concurrency tests under -race
 	$(GO) test -count=1 $(PKGS)
 	$(GO) test -tags noasm -count=1 ./fasd/tensor/... ./fasd/autodiff/... ./fasd/nn/...
-	$(GO) test -race -short -count=1 -run 'Incremental|Property|FastPath|Serve' ./query/
+	$(GO) test -race -short -count=1 -run 'Incremental|Property' ./query/
+	$(GO) test -race -short -count=1 ./httpapi/
 
 short: ## the quick tests only
 	$(GO) test -short -count=1 $(PKGS)
@@ -23,9 +27,15 @@ short: ## the quick tests only
 testrace: ## tests under the race detector (short mode)
 	$(GO) test -race -short -count=1 $(PKGS)
 
-lint: fmt-check vet ## gofmt, vet, go.mod tidiness and the lint-as-test rules
-	$(GO) mod tidy -diff
+lint: fmt-check vet tidy-check staticcheck ## gofmt, vet, go.mod tidiness, staticcheck and the lint-as-test rules
 	$(GO) test -count=1 ./internal/lint
+
+tidy-check:
+	$(GO) mod tidy -diff
+
+staticcheck:
+	@command -v $(STATICCHECK) >/dev/null 2>&1 || { echo "staticcheck not found: go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)"; exit 1; }
+	$(STATICCHECK) $(PKGS)
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

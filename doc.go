@@ -18,9 +18,19 @@
 //   - fasd: the method itself, pure computation on in-memory subgraphs
 //     (tensors, autodiff, layers, diffusion, debiasing, classifier, metrics).
 //   - query: the engine that composes index and fasd and keeps materialized
-//     views of debiased subgraphs and fair predictions.
-//   - cmd/fasd: the command-line tool and HTTP server.
+//     views of debiased subgraphs and fair predictions; its typed write API
+//     applies graph updates and marks what they change. It takes trained
+//     models through the small interface of query/model.
+//   - runs: training runs and the model registry: trains the models on a
+//     store's graph (fasd/pipeline), keeps bundles and run records in the
+//     store, and hands the engine a model.
+//   - httpapi: the JSON HTTP API over the engine, on plain net/http.
+//   - cmd/fasd: the command-line tool.
 //
-// Dependencies point one way: cmd/fasd → query → {index → storage, fasd};
-// fasd imports no other package of this module.
+// Dependencies point one way: cmd/fasd → {httpapi → query, runs};
+// query → {query/model, index → storage, fasd}; runs → {query/model, index,
+// fasd}; fasd imports no other package of this module; index and fasd
+// share only the leaf vocabulary fasd/attr (Split, Unknown). The engine reaches
+// neither net/http nor the training code (internal/lint checks it
+// transitively).
 package fasd

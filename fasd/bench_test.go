@@ -37,22 +37,3 @@ func BenchmarkDebiaser_Run_N21_D95(b *testing.B) {
 		}
 	}
 }
-
-func BenchmarkGSenGradients_N21_D95(b *testing.B) {
-	w := randomGSen(benchFeat, 64, 32, 16, 1)
-	x32, a32 := randomState(benchNodes, benchFeat, 2)
-	x, a := make([]float64, len(x32)), make([]float64, len(a32))
-	for i, v := range x32 {
-		x[i] = float64(v)
-	}
-	for i, v := range a32 {
-		a[i] = float64(v)
-	}
-	s := make([]int8, benchNodes)
-	gx, ga := make([]float64, len(x)), make([]float64, len(a))
-	for b.Loop() {
-		if _, err := GSenGradients(w, x, a, benchNodes, s, gx, ga); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

@@ -175,8 +175,9 @@ type DebiasOptions struct {
 	rawScore bool
 }
 
-// WithDefaults returns a copy with every zero field replaced by its default.
-func (o DebiasOptions) WithDefaults() DebiasOptions {
+// withDefaults returns a copy with every zero field replaced by its default.
+func (opt *DebiasOptions) withDefaults() DebiasOptions {
+	o := *opt
 	if o.SDEX == (VPSDE{}) {
 		o.SDEX = DefaultVPSDE()
 	}
@@ -204,7 +205,7 @@ func (o DebiasOptions) WithDefaults() DebiasOptions {
 // Validate reports every invalid field (after defaults), each wrapping
 // ErrInvalidOptions.
 func (o DebiasOptions) Validate() error {
-	c := o.WithDefaults()
+	c := o.withDefaults()
 	var errs []error
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidOptions}, args...)...))
@@ -332,7 +333,7 @@ func NewDebiaser(opt DebiasOptions) (*Debiaser, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	o := opt.WithDefaults()
+	o := opt.withDefaults()
 	return &Debiaser{opt: o, grid: o.grid()}, nil
 }
 

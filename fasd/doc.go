@@ -84,6 +84,4 @@
 //     Sample.Expanded then lists all members (expanded nodes first).
 //   - ScoreModel takes the time t although FASD's networks ignore it, so
 //     analytic models fit the same interface.
-//   - GSenGradients is a float64 reference for testing the autodiff version,
-//     not the production path.
 package fasd

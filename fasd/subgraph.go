@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/fasd-db/fasd/fasd/attr"
 )
 
 // Sentinel errors of the package. Errors returned by fasd wrap one of these
@@ -23,36 +25,18 @@ var (
 	ErrNotSupported = errors.New("fasd: capability not supported")
 )
 
-// Split tells which part of the node split a node belongs to.
-type Split uint8
+// Split tells which part of the node split a node belongs to; it is
+// attr.Split, the type package index stores.
+type Split = attr.Split
 
-// The node splits. SplitNone marks nodes outside train ∪ val ∪ test
-// (unlabelled nodes, or labelled nodes dropped from the test set because
-// their sensitive attribute is unknown).
+// The node splits (attr's). SplitNone marks nodes outside train ∪ val ∪
+// test.
 const (
-	SplitNone Split = iota
-	SplitTrain
-	SplitVal
-	SplitTest
+	SplitNone  = attr.SplitNone
+	SplitTrain = attr.SplitTrain
+	SplitVal   = attr.SplitVal
+	SplitTest  = attr.SplitTest
 )
-
-// String returns "none", "train", "val" or "test".
-func (s Split) String() string {
-	switch s {
-	case SplitNone:
-		return "none"
-	case SplitTrain:
-		return "train"
-	case SplitVal:
-		return "val"
-	case SplitTest:
-		return "test"
-	}
-	return fmt.Sprintf("Split(%d)", uint8(s))
-}
-
-// Valid reports whether s is one of the four defined splits.
-func (s Split) Valid() bool { return s <= SplitTest }
 
 // Subgraph is one sampled subgraph with its node data, the unit FASD works
 // on. Local node 0 is the root. All matrices are dense and row-major.

@@ -29,7 +29,10 @@
 //
 // Every key starts with one ASCII byte that names its family (never 0x00,
 // which package storage reserves). Integers in keys are big-endian, so
-// keys of one family sort by id.
+// keys of one family sort by id. KeyPrefixes is the registry of every
+// top-level prefix of a store with its owning package, index's own and
+// those of the packages above it (query's views 'V', runs' 'T'); a test
+// checks that no two owners share a byte.
 //
 //	key                                  value
 //	───────────────────────────────────  ──────────────────────────────────────────
@@ -77,10 +80,13 @@
 // it applies). Pass 1 also writes every parsed row to a compact binary
 // spill (in memory up to LoadOptions.SpillMemory, else an already unlinked
 // temporary file), and the edge file is parsed concurrently. Then Load
-// commits the "M" "loading" marker, deletes the old graph (Replace), reads
-// the spill back and writes node records, adjacency and the id map in key
-// order, in bounded batches (LoadOptions.BatchBytes: 960 KiB with Pebble,
-// 2 MiB with Badger, which refuses batches of more than a few MiB), and
+// has the owners delete what depends on the old graph (Replace with
+// LoadOptions.Delete: views, runs; without a deleter for data that exists,
+// Load refuses up front with ErrDependents), commits the "M" "loading"
+// marker, deletes the old graph (every key under index's own prefixes),
+// reads the spill back and writes node records, adjacency and the id map
+// in key order, in bounded batches (LoadOptions.BatchBytes, by default the
+// store's hint, storage.HintsOf), and
 // commits the node sets, split, schema, state and report while deleting the
 // marker in its final batch. The store receives exactly what was validated,
 // even if the node file changes during the load. A load stopped in the write

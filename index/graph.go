@@ -1,12 +1,16 @@
 package index
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 
+	"github.com/fasd-db/fasd/fasd/attr"
 	"github.com/fasd-db/fasd/storage"
 )
 
@@ -14,41 +18,28 @@ import (
 // recorded in the schema record.
 const FormatVersion = 1
 
-// Split says which part of the train/validation/test split a node is in.
-type Split uint8
+// Split says which part of the train/validation/test split a node is in;
+// it is attr.Split, the type package fasd uses.
+type Split = attr.Split
 
-// The splits. SplitNone is every node outside the split (unlabelled nodes,
-// test nodes of unknown sensitive value, nodes added later).
+// The splits (attr's). SplitNone is every node outside the split
+// (unlabelled nodes, test nodes of unknown sensitive value, nodes added
+// later).
 const (
-	SplitNone Split = iota
-	SplitTrain
-	SplitVal
-	SplitTest
+	SplitNone  = attr.SplitNone
+	SplitTrain = attr.SplitTrain
+	SplitVal   = attr.SplitVal
+	SplitTest  = attr.SplitTest
 )
 
 // Splits lists the three parts of the split, in order.
-var Splits = [...]Split{SplitTrain, SplitVal, SplitTest}
-
-// String returns "none", "train", "val" or "test".
-func (s Split) String() string {
-	switch s {
-	case SplitNone:
-		return "none"
-	case SplitTrain:
-		return "train"
-	case SplitVal:
-		return "val"
-	case SplitTest:
-		return "test"
-	}
-	return fmt.Sprintf("Split(%d)", uint8(s))
-}
+var Splits = attr.Splits
 
 // Unknown is the sensitive value of a node whose group is not known, and
-// Unlabelled the label of a node without one.
+// Unlabelled the label of a node without one: both attr.Unknown.
 const (
-	Unknown    int8 = -1
-	Unlabelled int8 = -1
+	Unknown    = attr.Unknown
+	Unlabelled = attr.Unknown
 )
 
 // Node is everything the graph stores about a node apart from its edges.
@@ -72,6 +63,15 @@ type Schema struct {
 
 // Dim returns the feature dimension.
 func (s *Schema) Dim() int { return len(s.Features) }
+
+// FeatureHash identifies the feature names, in order: the hex SHA-256 of
+// the names joined by NUL bytes. Trained models record it (the training
+// pipeline computes the same value) so that models are never used on a
+// graph with other features.
+func (s *Schema) FeatureHash() string {
+	h := sha256.Sum256([]byte(strings.Join(s.Features, "\x00")))
+	return hex.EncodeToString(h[:])
+}
 
 func (s *Schema) validate() error {
 	seen := make(map[string]bool, len(s.Features))

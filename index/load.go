@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -85,8 +86,19 @@ type LoadOptions struct {
 	Source string
 	Split  SplitOptions
 	// Replace allows loading into a store that already holds a graph (or an
-	// incomplete load); the old graph is deleted first.
+	// incomplete load): every key under index's own prefixes (KeyPrefixes
+	// owned by "index") is deleted first, except the version counter, so
+	// versions keep growing. Keys of other owners are never touched by
+	// index: while the store holds keys under a prefix that DependsOnGraph
+	// (views 'V', training runs 'T') and Delete has no deleter for it,
+	// Load fails with ErrDependents before writing anything.
 	Replace bool
+	// Delete are, with Replace, the owners' deleters of data that depends
+	// on the graph, by prefix (query.DeleteViews for PrefixViews,
+	// runs.DeleteAll for PrefixRuns). Load calls the deleter of every such
+	// prefix that holds keys once the input is validated, before the old
+	// graph is deleted, and fails with ErrDependents if keys remain.
+	Delete map[byte]func(storage.Store) error
 	// Strict makes an edge with an endpoint missing from the node file an
 	// error (with file:line) instead of a skipped and counted edge.
 	Strict bool
@@ -97,16 +109,17 @@ type LoadOptions struct {
 	// kept (an empty edge file, or endpoints that name no node, as when
 	// edges hold row indices and Spec.Endpoints says ids).
 	AllowSingleClass, AllowSingleGroup, AllowNoEdges bool
-	// BatchBytes bounds one write batch; 0 means 960 KiB with Pebble and
-	// 2 MiB with Badger (which refuses batches over a few MiB).
+	// BatchBytes bounds one write batch; 0 means the store's hint
+	// (storage.HintsOf: 960 KiB with Pebble, 2 MiB with Badger, which
+	// refuses batches over a few MiB).
 	BatchBytes int
 	// SpillMemory bounds the memory that holds the spill (the node rows
 	// parsed in the validation phase, read back in the write phase: about
 	// 1 byte per binary feature value and 5 to 9 bytes per other value);
-	// beyond it the spill goes to a temporary file in TempDir. 0 means
-	// 64 MiB with Pebble and always a file with Badger (whose own tables
-	// already take a few hundred MiB); a negative value means always a
-	// file.
+	// beyond it the spill goes to a temporary file in TempDir. 0 means the
+	// store's hint (storage.HintsOf: 64 MiB with Pebble, always a file
+	// with Badger, whose own tables already take a few hundred MiB); a
+	// negative value means always a file.
 	SpillMemory int
 	// TempDir is where Load keeps a spill file; "" means os.TempDir(). The
 	// file is removed before Load returns (on Unix it is unlinked as soon
@@ -273,24 +286,20 @@ func Load(ctx context.Context, store storage.Store, opts *LoadOptions) (*LoadRep
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	if err := checkTarget(store, opts.Replace); err != nil {
+	held, err := checkTarget(store, opts.Replace)
+	if err != nil {
 		return nil, err
+	}
+	if missing := withoutDeleter(held, opts.Delete); len(missing) > 0 {
+		return nil, dependentsError(missing)
 	}
 	l := &loader{ctx: ctx, store: store, opts: opts, report: &LoadReport{
 		Source: opts.Source, NodesFile: filepath.Base(opts.Nodes), EdgesFile: filepath.Base(opts.Edges),
 	}}
-	l.batchBytes, l.batchOps = opts.BatchBytes, maxBatchOps
-	if store.Backend() == storage.Pebble {
-		// Pebble has no count limit, and it recycles a batch's buffer only
-		// up to 1 MiB: batches just under that are never regrown, which
-		// measured faster than bigger ones.
-		l.batchOps = 1 << 20
-		if l.batchBytes == 0 {
-			l.batchBytes = pebbleBatchBytes
-		}
-	}
+	hints := storage.HintsOf(store)
+	l.batchBytes, l.batchOps = opts.BatchBytes, hints.BatchOps
 	if l.batchBytes == 0 {
-		l.batchBytes = 2 << 20
+		l.batchBytes = hints.BatchBytes
 	}
 	defer l.removeSpill()
 	// Validation phase: nothing is written. The edge file is parsed on a
@@ -320,23 +329,66 @@ func Load(ctx context.Context, store storage.Store, opts *LoadOptions) (*LoadRep
 	return l.report, nil
 }
 
+// heldDependents returns the prefixes that depend on the graph and hold
+// keys in store.
+func heldDependents(store storage.Reader) ([]KeyPrefix, error) {
+	var held []KeyPrefix
+	for _, p := range KeyPrefixes {
+		if !p.DependsOnGraph {
+			continue
+		}
+		it, err := store.NewIter([]byte{p.Byte}, []byte{p.Byte + 1})
+		if err != nil {
+			return nil, fmt.Errorf("index: load: iterate: %w", err)
+		}
+		found := it.First()
+		if err := errors.Join(it.Err(), it.Close()); err != nil {
+			return nil, fmt.Errorf("index: load: iterate: %w", err)
+		}
+		if found {
+			held = append(held, p)
+		}
+	}
+	return held, nil
+}
+
+func withoutDeleter(held []KeyPrefix, del map[byte]func(storage.Store) error) []KeyPrefix {
+	var out []KeyPrefix
+	for _, p := range held {
+		if del[p.Byte] == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func dependentsError(held []KeyPrefix) error {
+	names := make([]string, len(held))
+	for i, p := range held {
+		names[i] = fmt.Sprintf("%s ('%c', package %s)", p.What, p.Byte, p.Owner)
+	}
+	return fmt.Errorf("%w: %s; Replace deletes only the graph: their owners must delete them (fasd load --replace deletes the views, and the runs with --drop-runs)",
+		ErrDependents, strings.Join(names, ", "))
+}
+
 // checkTarget refuses a store that holds a graph or an incomplete load,
-// unless replace.
-func checkTarget(store storage.Reader, replace bool) error {
+// unless replace; with replace it returns the prefixes of data that
+// depends on the graph and holds keys.
+func checkTarget(store storage.Reader, replace bool) ([]KeyPrefix, error) {
 	if replace {
-		return nil
+		return heldDependents(store)
 	}
 	if err := checkLoading(store); err != nil {
-		return err
+		return nil, err
 	}
 	_, err := store.Get(keySchema)
 	if err == nil {
-		return fmt.Errorf("%w (use Replace / --replace to overwrite it)", ErrGraphExists)
+		return nil, fmt.Errorf("%w (use Replace / --replace to overwrite it)", ErrGraphExists)
 	}
 	if !errors.Is(err, storage.ErrNotFound) {
-		return fmt.Errorf("index: read schema: %w", err)
+		return nil, fmt.Errorf("index: read schema: %w", err)
 	}
-	return nil
+	return nil, nil
 }
 
 type loader struct {
@@ -389,8 +441,8 @@ func (l *loader) scanNodes() error {
 		r = &progressReader{f: f, stage: "scan nodes", fn: l.opts.Progress}
 	}
 	budget := l.opts.SpillMemory
-	if budget == 0 && l.store.Backend() == storage.Pebble {
-		budget = defaultSpillMemory
+	if budget == 0 {
+		budget = storage.HintsOf(l.store).SpillBytes
 	}
 	l.spill = &spill{dir: l.opts.TempDir, budget: max(budget, 0)}
 	t, err := dump.AnalyzeSpill(l.ctx, r, f.Name(), l.opts.Spec, l.spill)
@@ -411,9 +463,6 @@ func (l *loader) removeSpill() {
 		l.spill = nil
 	}
 }
-
-// defaultSpillMemory is the default of LoadOptions.SpillMemory with Pebble.
-const defaultSpillMemory = 64 << 20
 
 // spillBlock is the size of the memory blocks of a spill.
 const spillBlock = 1 << 20
@@ -727,15 +776,6 @@ func (l *loader) del(k []byte) error {
 	return nil
 }
 
-// maxBatchOps bounds the operations of one batch (Badger also bounds the
-// count).
-const maxBatchOps = 32 << 10
-
-// pebbleBatchBytes is the default batch size with Pebble: 1 MiB (the
-// largest buffer Pebble keeps for reuse) less room for the record that
-// crosses the bound.
-const pebbleBatchBytes = 1<<20 - 64<<10
-
 // flush commits the current batch if it is over the bounds (or if force)
 // and starts a new one.
 func (l *loader) flush(force bool) error {
@@ -772,6 +812,23 @@ func (l *loader) write() (err error) {
 	if st, err := readState(l.store); err == nil {
 		counter = max(counter, st.Version)
 	}
+	if l.opts.Replace {
+		// The owners delete what depends on the old graph first.
+		held, err := heldDependents(l.store)
+		if err != nil {
+			return err
+		}
+		for _, p := range held {
+			if err := l.opts.Delete[p.Byte](l.store); err != nil {
+				return fmt.Errorf("index: load: delete %s: %w", p.What, err)
+			}
+		}
+		if held, err = heldDependents(l.store); err != nil {
+			return err
+		} else if len(held) > 0 {
+			return dependentsError(held)
+		}
+	}
 	l.batch = l.store.NewBatch()
 	defer func() { l.batch.Close() }()
 	marker, err := json.Marshal(loadMarker{Started: time.Now().UTC().Format(time.RFC3339), Source: l.describe()})
@@ -803,15 +860,27 @@ func (l *loader) describe() string {
 	return fmt.Sprintf("%s, %s", filepath.Base(l.opts.Nodes), filepath.Base(l.opts.Edges))
 }
 
-// deleteOld deletes every key of the graph's key space except the marker
-// and the version counter.
+// deleteOld deletes every key under index's own prefixes (KeyPrefixes)
+// except the marker and the version counter.
 func (l *loader) deleteOld() error {
 	snap, err := l.store.NewSnapshot()
 	if err != nil {
 		return fmt.Errorf("index: load: snapshot: %w", err)
 	}
 	defer snap.Close()
-	it, err := snap.NewIter([]byte{storage.ReservedPrefix + 1}, nil)
+	for _, p := range KeyPrefixes {
+		if p.Owner != "index" {
+			continue
+		}
+		if err := l.deleteRange(snap, p.Byte); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *loader) deleteRange(snap storage.Snapshot, prefix byte) error {
+	it, err := snap.NewIter([]byte{prefix}, []byte{prefix + 1})
 	if err != nil {
 		return fmt.Errorf("index: load: iterate: %w", err)
 	}

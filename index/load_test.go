@@ -203,6 +203,78 @@ func TestLoad_ReplaceAndRefuse(t *testing.T) {
 	}
 }
 
+// Ensure that Replace refuses, before writing anything, while the store
+// holds keys of an owner whose data depends on the graph (views, runs),
+// naming them, and that it keeps keys it does not own.
+func TestLoad_ReplaceRefusesDependents(t *testing.T) {
+	ctx := context.Background()
+	s := openMem(t, "")
+	if _, err := Load(ctx, s, smallOptions(t, smallNodes, smallEdges)); err != nil {
+		t.Fatal(err)
+	}
+	put := func(k string) {
+		b := s.NewBatch()
+		defer b.Close()
+		if err := errors.Join(b.Set([]byte(k), []byte{1}), b.Commit()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	del := func(k string) {
+		b := s.NewBatch()
+		defer b.Close()
+		if err := errors.Join(b.Delete([]byte(k)), b.Commit()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("Vm")
+	put("Tr\x00")
+	put("Zforeign")
+	before := dumpStore(t, s)
+	opts := smallOptions(t, "id,group,label,f1,f2\n7,a,1,1,2\n8,b,0,3,4\n", "7 8\n")
+	opts.Replace = true
+	_, err := Load(ctx, s, opts)
+	if !errors.Is(err, ErrDependents) || !strings.Contains(err.Error(), "package query") || !strings.Contains(err.Error(), "package runs") {
+		t.Fatalf("replace with views and runs: %v", err)
+	}
+	if dumpStore(t, s) != before {
+		t.Fatal("the refused replace changed the store")
+	}
+	del("Vm")
+	if _, err := Load(ctx, s, opts); !errors.Is(err, ErrDependents) || strings.Contains(err.Error(), "package query") {
+		t.Fatalf("replace with runs only: %v", err)
+	}
+	// With the owners' deleters: bad input calls none of them, good input
+	// deletes through them.
+	put("Vm")
+	calls := 0
+	deleter := func(p byte) func(storage.Store) error {
+		return func(st storage.Store) error {
+			calls++
+			_, err := storage.DeletePrefix(st, []byte{p})
+			return err
+		}
+	}
+	bad := smallOptions(t, "id,group,label,f1,f2\n7,a,1,1,2\n7,b,0,3,4\n", "7 8\n")
+	bad.Replace = true
+	bad.Delete = map[byte]func(storage.Store) error{PrefixViews: deleter(PrefixViews), PrefixRuns: deleter(PrefixRuns)}
+	before = dumpStore(t, s)
+	if _, err := Load(ctx, s, bad); err == nil || calls != 0 || dumpStore(t, s) != before {
+		t.Fatalf("bad input with deleters: %v, %d deleter calls", err, calls)
+	}
+	opts.Delete = bad.Delete
+	if _, err := Load(ctx, s, opts); err != nil || calls != 2 {
+		t.Fatalf("replace with deleters: %v, %d calls", err, calls)
+	}
+	for _, k := range []string{"Vm", "Tr\x00"} {
+		if _, err := s.Get([]byte(k)); !errors.Is(err, storage.ErrNotFound) {
+			t.Fatalf("%q survived: %v", k, err)
+		}
+	}
+	if v, err := s.Get([]byte("Zforeign")); err != nil || len(v) != 1 {
+		t.Fatalf("a key of no index prefix was touched: %v", err)
+	}
+}
+
 // Ensure that a load cancelled in the write phase leaves the marker, that
 // Open, Create, Update and a non-Replace Load report the incomplete load,
 // and that Replace recovers.

@@ -319,6 +319,25 @@ func (tx *Tx) checkPair(u, v uint32) error {
 	return nil
 }
 
+// InternalID returns the internal id of external id ext: a node the
+// update added, or one of the graph it started from (ErrUnknownID for
+// neither).
+func (tx *Tx) InternalID(ext int64) (uint32, error) {
+	if id, ok := tx.newExt[ext]; ok {
+		return id, nil
+	}
+	b, err := tx.base.Get(extKey(ext))
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return 0, fmt.Errorf("%w: %d", ErrUnknownID, ext)
+	case err != nil:
+		return 0, fmt.Errorf("index: read id map: %w", err)
+	case len(b) != 4:
+		return 0, fmt.Errorf("%w: id map entry of %d has %d bytes", ErrCorrupt, ext, len(b))
+	}
+	return binary.BigEndian.Uint32(b), nil
+}
+
 // AddNode adds a node without edges and returns its internal id (the old
 // node count). Its external id must be new; its record is validated
 // against the schema.

@@ -37,13 +37,14 @@ type AuditReport struct {
 	Nodes   int `json:"nodes"`
 	Missing int `json:"missing"`
 	Stale   int `json:"stale"`
-	// Fair are the metrics of the FASD views; Baseline those of the
-	// w/o-Diffusion predictions averaged over the same subgraphs, when the
-	// models have a baseline.
-	Fair         Metrics  `json:"fair"`
-	Baseline     *Metrics `json:"baseline,omitempty"`
-	GraphVersion uint64   `json:"graph_version"`
-	Model        string   `json:"model"`
+	// Fair are the metrics of the served (fair) predictions; Variants
+	// those of the model's other variants (for the FASD models
+	// "no_diffusion", the w/o-Diffusion classifier) averaged over the same
+	// subgraphs, by name.
+	Fair         Metrics             `json:"fair"`
+	Variants     map[string]*Metrics `json:"variants,omitempty"`
+	GraphVersion uint64              `json:"graph_version"`
+	Model        string              `json:"model"`
 }
 
 // Audit computes the fairness metrics of the current views over the test
@@ -82,8 +83,12 @@ func (e *Engine) Audit(ctx context.Context, set string) (*AuditReport, error) {
 			return nil, err
 		}
 	}
-	have, posFair, posBase := roaring.New(), roaring.New(), roaring.New()
-	hasBase := e.info.Baseline
+	have, posFair := roaring.New(), roaring.New()
+	others := e.variants[1:]
+	pos := make([]*roaring.Bitmap, len(others))
+	for k := range pos {
+		pos[k] = roaring.New()
+	}
 	staleSet := e.stale.Load()
 	for p, err := range e.All(ctx) {
 		if err != nil {
@@ -93,10 +98,10 @@ func (e *Engine) Audit(ctx context.Context, set string) (*AuditReport, error) {
 		if p.Class == 1 {
 			posFair.Add(p.Node)
 		}
-		if p.Baseline == nil {
-			hasBase = false
-		} else if p.Baseline[1] > 0.5 {
-			posBase.Add(p.Node)
+		for k, name := range others {
+			if p.Variants[name][1] > 0.5 {
+				pos[k].Add(p.Node)
+			}
 		}
 	}
 	eval := roaring.And(target, roaring.Or(grp[0], grp[1]))
@@ -109,9 +114,12 @@ func (e *Engine) Audit(ctx context.Context, set string) (*AuditReport, error) {
 	rep.Nodes = int(eval.GetCardinality())
 	rep.Stale = int(eval.AndCardinality(staleSet))
 	rep.Fair = metricsOf(eval, posFair, grp, lab)
-	if hasBase {
-		m := metricsOf(eval, posBase, grp, lab)
-		rep.Baseline = &m
+	for k, name := range others {
+		if rep.Variants == nil {
+			rep.Variants = map[string]*Metrics{}
+		}
+		m := metricsOf(eval, pos[k], grp, lab)
+		rep.Variants[name] = &m
 	}
 	return rep, nil
 }

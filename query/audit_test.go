@@ -31,7 +31,7 @@ func TestAuditMatchesEvaluate(t *testing.T) {
 	for u := range uint32(n) {
 		y[u], _ = v.Label(u)
 		sens[u], _ = v.Sensitive(u)
-		p1[u], b1[u] = o.fair[2*u+1], o.base[2*u+1]
+		p1[u], b1[u] = o.fair[2*u+1], o.others["no_diffusion"][2*u+1]
 	}
 	for _, set := range []string{"test", "labelled"} {
 		var bm interface{ ToArray() []uint32 }
@@ -53,13 +53,13 @@ func TestAuditMatchesEvaluate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Nodes != len(nodes) || rep.Baseline == nil {
+		if rep.Nodes != len(nodes) || rep.Variants["no_diffusion"] == nil || len(rep.Variants) != 1 {
 			t.Fatalf("%s: %d nodes, want %d", set, rep.Nodes, len(nodes))
 		}
 		for name, pair := range map[string]struct {
 			got  Metrics
 			prob []float64
-		}{"fair": {rep.Fair, p1}, "baseline": {*rep.Baseline, b1}} {
+		}{"fair": {rep.Fair, p1}, "no_diffusion": {*rep.Variants["no_diffusion"], b1}} {
 			want, err := fasd.EvaluateNodes(pair.prob, y, sens, nodes)
 			if err != nil {
 				t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -14,8 +13,9 @@ import (
 	"github.com/fasd-db/fasd/fasd/nn"
 	"github.com/fasd-db/fasd/fasd/pipeline"
 	"github.com/fasd-db/fasd/index"
-	"github.com/fasd-db/fasd/index/dump"
-	"github.com/fasd-db/fasd/index/synth"
+	"github.com/fasd-db/fasd/query/model"
+	"github.com/fasd-db/fasd/query/querytest"
+	"github.com/fasd-db/fasd/runs"
 	"github.com/fasd-db/fasd/storage"
 )
 
@@ -77,10 +77,10 @@ func BenchmarkPredictCached(b *testing.B) {
 func BenchmarkPredictCold(b *testing.B) {
 	for _, m := range []struct {
 		name  string
-		model func([]string) Model
+		model func([]string) model.Model
 	}{
-		{"testmodel", func(names []string) Model { return newTestModel(names, 1, true) }},
-		{"nets", func(names []string) Model { return randomNetsModel(b, names, 2, 10, 2) }},
+		{"testmodel", func(names []string) model.Model { return newTestModel(names, 1, true) }},
+		{"nets", func(names []string) model.Model { return randomNetsModel(b, names, 2, 10, 2) }},
 	} {
 		b.Run(m.name, func(b *testing.B) {
 			s, _ := newTestGraph(b, 3000, 8, 10, 1)
@@ -126,7 +126,7 @@ func BenchmarkPredictCold(b *testing.B) {
 // randomNetsModel is a TrainedModel with freshly initialised pipeline
 // networks (f, s_θ, s_φ and a baseline f): the compute cost of the real
 // models, without training. For benchmarks only.
-func randomNetsModel(b testing.TB, names []string, depth, fanout, steps int) Model {
+func randomNetsModel(b testing.TB, names []string, depth, fanout, steps int) *runs.TrainedModel {
 	b.Helper()
 	cfg, err := pipeline.Preset("synth")
 	if err != nil {
@@ -135,7 +135,7 @@ func randomNetsModel(b testing.TB, names []string, depth, fanout, steps int) Mod
 	cfg.Sample.Depth, cfg.Sample.Fanout, cfg.Debias.Steps = depth, fanout, steps
 	d := len(names)
 	rng := rand.New(rand.NewPCG(1, 2))
-	m := &pipeline.Models{Config: cfg, D: d, FeatureHash: featureHash(names)}
+	m := &pipeline.Models{Config: cfg, D: d, FeatureHash: pipeline.FeatureHash(names)}
 	arch := nn.GCNNetConfig{In: d, GCN: []int{64, 64}, FC: []int{64}, Out: 2}
 	if m.F, err = nn.NewGCNNet[float32](arch, rng); err != nil {
 		b.Fatal(err)
@@ -149,38 +149,11 @@ func randomNetsModel(b testing.TB, names []string, depth, fanout, steps int) Mod
 	if m.ScoreA, err = nn.NewScoreA[float32](nn.DefaultScoreAConfig(d), rng); err != nil {
 		b.Fatal(err)
 	}
-	tm, err := NewTrainedModel(m, "random-nets")
+	tm, err := runs.NewTrainedModel(m, "random-nets")
 	if err != nil {
 		b.Fatal(err)
 	}
 	return tm
-}
-
-// loadSynth generates the synth preset name and loads it into an on-disk
-// Pebble store under dir.
-func loadSynth(b testing.TB, name, dir string) storage.Store {
-	b.Helper()
-	cfg, err := synth.Preset(name)
-	if err != nil {
-		b.Fatal(err)
-	}
-	files, _, err := synth.Write(context.Background(), filepath.Join(dir, "dump"), cfg, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := storage.Open(filepath.Join(dir, "store"), &storage.Options{NoSync: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { s.Close() })
-	p, err := dump.LookupPreset("synth")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := index.Load(context.Background(), s, &index.LoadOptions{Nodes: files.Nodes, Edges: files.Edges, Spec: p.Spec, Source: "synth " + name}); err != nil {
-		b.Fatal(err)
-	}
-	return s
 }
 
 // viewBytes sums key and value bytes of the views, per key family.
@@ -212,14 +185,14 @@ func BenchmarkLargeRefreshVsMaterialize(b *testing.B) {
 	}
 	ctx := context.Background()
 	dir := b.TempDir()
-	s := loadSynth(b, "pokec", dir)
+	s := querytest.LoadSynth(b, "pokec", dir)
 	g, err := index.Open(s)
 	if err != nil {
 		b.Fatal(err)
 	}
 	names := g.Schema().Features
 	tm := newTestModel(names, 1, true)
-	tm.info.Sample = fasd.SampleOptions{Mode: fasd.SamplerAlg3, Depth: 3, Fanout: 10}
+	tm.Spec.Sample = fasd.SampleOptions{Mode: fasd.SamplerAlg3, Depth: 3, Fanout: 10}
 	e, err := Open("", &Options{Store: s, Model: tm})
 	if err != nil {
 		b.Fatal(err)

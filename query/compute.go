@@ -9,6 +9,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/fasd-db/fasd/fasd"
 	"github.com/fasd-db/fasd/index"
+	"github.com/fasd-db/fasd/query/model"
 	"github.com/fasd-db/fasd/storage"
 )
 
@@ -51,7 +52,7 @@ func (n *viewNodes) NodeAttrs(v uint32) (int8, int8, fasd.Split, error) {
 	split := fasd.SplitNone
 	for i, bm := range n.splits {
 		if bm.Contains(v) {
-			split = fasd.Split(index.Splits[i])
+			split = index.Splits[i]
 		}
 	}
 	return s, y, split, nil
@@ -66,8 +67,8 @@ type worker struct {
 	sample fasd.Sample
 	sg     fasd.Subgraph
 	src    viewNodes
-	scorer Scorer
-	out    Contribution
+	scorer model.Scorer
+	out    model.Contribution
 }
 
 func (e *Engine) newWorker(view *index.View) (*worker, error) {
@@ -117,11 +118,13 @@ func (w *worker) contribute(ctx context.Context, root uint32) error {
 		return fmt.Errorf("query: score subgraph of %d: %w", root, err)
 	}
 	n := w.sg.N()
-	if len(w.out.Fair) != 2*n || (w.out.Base != nil && len(w.out.Base) != 2*n) {
-		return fmt.Errorf("%w: scorer returned %d/%d probabilities for %d nodes", fasd.ErrShape, len(w.out.Fair), len(w.out.Base), n)
+	if len(w.out.Probs) != len(w.e.variants) {
+		return fmt.Errorf("%w: scorer returned %d variants, the model info names %d", ErrInvalid, len(w.out.Probs), len(w.e.variants))
 	}
-	if w.e.info.Baseline != (w.out.Base != nil) {
-		return fmt.Errorf("%w: scorer baseline presence disagrees with the model info", ErrInvalid)
+	for k, p := range w.out.Probs {
+		if len(p) != 2*n {
+			return fmt.Errorf("%w: scorer returned %d probabilities of variant %s for %d nodes", fasd.ErrShape, len(p), w.e.variants[k], n)
+		}
 	}
 	w.e.stats.rootsComputed.Add(1)
 	return nil
@@ -138,14 +141,14 @@ func (w *worker) record(ctx context.Context, root uint32) (*rootRecord, error) {
 	rec := &rootRecord{
 		Version: w.view.Version(), Model: w.e.tag,
 		Members: append([]uint32(nil), w.sample.Nodes...),
-		Fair:    append([]float32(nil), w.out.Fair...),
+		Probs:   make([][]float32, len(w.out.Probs)),
+	}
+	for k, p := range w.out.Probs {
+		rec.Probs[k] = append([]float32(nil), p...)
 	}
 	rec.Expanded = make([]uint16, len(w.sample.Expanded))
 	for i, l := range w.sample.Expanded {
 		rec.Expanded[i] = uint16(l)
-	}
-	if w.out.Base != nil {
-		rec.Base = append([]float32(nil), w.out.Base...)
 	}
 	return rec, nil
 }
@@ -408,7 +411,8 @@ func (e *Engine) recomputeAffected(ctx context.Context, version uint64, only *ro
 	total := int(todo.GetCardinality())
 	cache := &recordCache{r: e.store, m: map[uint32]*rootRecord{}}
 	nodes := todo.ToArray()
-	var fair, base []fasd.NodeContribution
+	k := len(e.variants)
+	contribs := make([][]fasd.NodeContribution, k)
 	var enc []byte
 	for lo := 0; lo < len(nodes); lo += nodeChunk {
 		if err := ctx.Err(); err != nil {
@@ -429,8 +433,9 @@ func (e *Engine) recomputeAffected(ctx context.Context, version uint64, only *ro
 				}
 				continue
 			}
-			fair, base = fair[:0], base[:0]
-			hasBase := true
+			for v := range contribs {
+				contribs[v] = contribs[v][:0]
+			}
 			for it := roots.Iterator(); it.HasNext(); {
 				r := it.Next()
 				rec, err := cache.get(r)
@@ -443,20 +448,17 @@ func (e *Engine) recomputeAffected(ctx context.Context, version uint64, only *ro
 					b.Close()
 					return fmt.Errorf("%w: root %d listed for node %d, which it does not contain", ErrCorrupt, r, u)
 				}
-				fair = append(fair, fasd.NodeContribution{Root: r, P: rec.Fair[2*l : 2*l+2]})
-				if rec.Base == nil {
-					hasBase = false
-				} else {
-					base = append(base, fasd.NodeContribution{Root: r, P: rec.Base[2*l : 2*l+2]})
+				if len(rec.Probs) != k {
+					b.Close()
+					return fmt.Errorf("%w: root %d has %d variants, the views %d", ErrCorrupt, r, len(rec.Probs), k)
+				}
+				for v, p := range rec.Probs {
+					contribs[v] = append(contribs[v], fasd.NodeContribution{Root: r, P: p[2*l : 2*l+2]})
 				}
 			}
-			nv := nodeView{Count: uint32(len(fair)), Version: version, Model: e.tag, HasBase: hasBase}
-			if err := fasd.AverageNode(fair, nv.Fair[:]); err != nil {
-				b.Close()
-				return err
-			}
-			if hasBase {
-				if err := fasd.AverageNode(base, nv.Base[:]); err != nil {
+			nv := nodeView{Count: uint32(len(contribs[0])), Version: version, Model: e.tag, Probs: make([][2]float64, k)}
+			for v := range contribs {
+				if err := fasd.AverageNode(contribs[v], nv.Probs[v][:]); err != nil {
 					b.Close()
 					return err
 				}

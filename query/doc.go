@@ -3,8 +3,14 @@
 // updates without retraining.
 //
 // Conventions: nodes are the internal uint32 ids of package index (the
-// *External calls and the HTTP API take external ids); probabilities are
-// [P(y=0), P(y=1)]; every view write is one atomic storage batch.
+// *External calls take external ids); probabilities are [P(y=0), P(y=1)];
+// every view write is one atomic storage batch.
+//
+// The engine gets its models through the small interface of package
+// query/model (Options.Model, or Options.LoadModel reading them from the
+// store: runs.LoadLatest serves what fasd train persisted). Package
+// httpapi puts the engine behind a JSON HTTP API; this package imports no
+// networking.
 //
 // # Concepts
 //
@@ -15,10 +21,14 @@
 //
 //   - per root r, a record: the recipe (r, the run seed, the model version,
 //     the graph version it was sampled at), the members and the expanded
-//     nodes of its sample, and the members' class probabilities after
-//     debiasing (and without, for the w/o-Diffusion baseline);
-//   - per node u, its view: the probabilities averaged over the subgraphs
-//     containing u, their number, the model and the graph version;
+//     nodes of its sample, and the members' class probabilities of every
+//     variant of the model (model.Info.Variants: the served one, the fair
+//     classifier on the debiased subgraph, first; then for example the
+//     w/o-Diffusion baseline or other debiasing settings);
+//   - per node u, its view: per variant, the probabilities averaged over
+//     the subgraphs containing u; their number, the model and the graph
+//     version. Predict serves the first variant as Prediction.Probs and
+//     the others by name in Prediction.Variants.
 //   - roaring inverted indexes u → roots whose subgraph contains u, and
 //     u → roots that expanded u (whose sampling read u's neighbour list).
 //
@@ -73,16 +83,14 @@
 // the roots within d hops of the node, which on dense graphs means
 // sampling many subgraphs.
 //
-// # HTTP
+// # Writes
 //
-// NewHandler is the JSON API as an http.Handler, for embedding in a
-// caller's server. Serve runs it on its own listener with a
-// connection-level hot path in front (fastconn.go): plain keep-alive
-// HTTP/1.1 GETs of /v1/nodes/{id}/prediction that answer 200 are read and
-// answered directly, one read and one write system call each; the first
-// request that is anything else moves its connection, unanswered bytes
-// included, to an http.Server with the same handler for good. The answers
-// are byte for byte the handler's.
+// Update applies a function to an index.Tx; ApplyExternal applies a typed
+// ExternalUpdate (new nodes with their edges, added and removed edges, by
+// external id) after validating it (ExternalUpdate.Validate: field-named
+// errors wrapping ErrInvalid), resolving ids inside the update under the
+// writer lock. DecodeNodes reads the JSON form of new nodes that both
+// fasd update --nodes and POST /v1/nodes take.
 //
 // # Concurrency
 //
@@ -94,44 +102,40 @@
 //
 // # Key layout
 //
-// Every view key starts with 'V' (package index uses 'M', 'N', 'X', 'A',
-// 'G'; storage reserves 0x00). Ids are big-endian u32, values
-// little-endian.
+// Every view key starts with 'V' (index.PrefixViews; index.KeyPrefixes
+// registers every prefix of a store with its owner). Ids are big-endian
+// u32, values little-endian. DeleteViews deletes them all (fasd load
+// --replace does, through index.LoadOptions.Delete).
 //
 //	key                 value
 //	──────────────────  ─────────────────────────────────────────────────
 //	"V" "m"             JSON meta {format, model, seed, sampler, feature
-//	                    hash, baseline}; other values → views rebuilt
+//	                    hash, variants}; other values → views rebuilt
 //	"V" "s"             JSON state {complete, marked, refreshed}
 //	"V" "R"             roaring bitmap: roots with a record
 //	"V" "D"             roaring bitmap: dirty roots
 //	"V" "S"             roaring bitmap: stale nodes
 //	"V" "F"             roaring bitmap: nodes whose view must be recomputed
-//	"V" "r" root:u32    u8 format │ u8 flags │ u16 n │ u16 e │ u64 graph
-//	                    version │ u64 model tag │ n×u32 members │ e×u16
-//	                    expanded │ 2n×f32 probabilities │ [2n×f32 baseline]
-//	"V" "n" node:u32    u8 format │ u8 flags │ u32 count │ u64 graph
-//	                    version │ u64 model tag │ 2×f64 mean │ [2×f64 base]
+//	"V" "r" root:u32    u8 format │ u8 variants k │ u16 n │ u16 e │ u64
+//	                    graph version │ u64 model tag │ n×u32 members │
+//	                    e×u16 expanded │ k × 2n×f32 probabilities
+//	"V" "n" node:u32    u8 format │ u8 variants k │ u32 count │ u64 graph
+//	                    version │ u64 model tag │ k × 2×f64 mean
 //	"V" "c" node:u32    roaring bitmap: roots whose subgraph contains node
 //	"V" "e" node:u32    roaring bitmap: roots that expanded node
 //
 // Bitmaps are stored in a canonical form (rebuilt and run-optimised), so
 // equal sets are equal bytes.
 //
-// Trained runs (fasd train, SaveRun) start with 'T'; run ids are
-// big-endian u64:
+// The views' format is 2 (in the meta record and the first byte of every
+// record and view). Format 1 had the same layout with a flags byte in
+// place of k (bit 0: a w/o-Diffusion baseline follows the fair vector)
+// and "baseline" instead of "variants" in the meta record; Open migrates
+// such views in place by rewriting the meta record (their records read
+// as one or two variants, "fasd" and "no_diffusion"). Other formats are
+// refused with ErrFormat.
 //
-//	key                          value
-//	───────────────────────────  ─────────────────────────────────────────
-//	"T" "s"                      highest run id used, u64 big-endian
-//	"T" "r" id:u64               JSON RunRecord (config TOML, seed, graph
-//	                             version, metrics, per-group metrics, stage
-//	                             timings, diagnostics, model size/SHA-256);
-//	                             written last, so its presence marks the
-//	                             run complete
-//	"T" "m" id:u64 chunk:u32     model bundle (pipeline.Models
-//	                             .MarshalBinary) in chunks of ≤ 1 MiB, one
-//	                             write batch each (Badger's batch bound)
+// Trained runs (package runs) start with 'T'.
 //
 // # Caveats
 //

@@ -1,20 +1,20 @@
 package query
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
+	"reflect"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2"
-	"github.com/fasd-db/fasd/fasd"
 	"github.com/fasd-db/fasd/index"
+	"github.com/fasd-db/fasd/query/model"
 	"github.com/fasd-db/fasd/storage"
 )
 
@@ -22,9 +22,10 @@ import (
 var (
 	// ErrClosed is returned by every method of a closed Engine.
 	ErrClosed = errors.New("query: engine is closed")
-	// ErrNoModel is returned by Open when no model was given and the store
-	// holds no trained models (run fasd train).
-	ErrNoModel = errors.New("query: no trained models")
+	// ErrNoModel is returned by Open when neither Options.Model nor
+	// Options.LoadModel gives a model, or LoadModel finds none (run fasd
+	// train). It is model.ErrNoModel.
+	ErrNoModel = model.ErrNoModel
 	// ErrSchema is returned by Open when the models were trained on other
 	// features than the graph now has.
 	ErrSchema = errors.New("query: feature schema of the models does not match the graph")
@@ -38,55 +39,13 @@ var (
 	ErrInvalid = errors.New("query: invalid argument")
 )
 
-// viewsFormat is the version of the views' key layout and records.
-const viewsFormat = 1
-
-// Contribution is what a Scorer returns for one subgraph: class
-// probabilities per local node (N×2, row-major) of the debiased subgraph,
-// and optionally those of the w/o-Diffusion classifier on the clean
-// subgraph (nil when the models have no baseline).
-type Contribution struct {
-	Fair []float32
-	Base []float32
-}
-
-// ModelInfo describes trained models: everything the engine needs besides
-// the networks themselves.
-type ModelInfo struct {
-	// Version identifies the trained models (for example a hash of the
-	// persisted bundle); views record it and are rebuilt when it changes.
-	Version string
-	// Seed is the run seed: root r's subgraph is sampled with
-	// fasd.NewRand(fasd.RootSeed(Seed, fasd.PurposeSample, r)) and debiased
-	// with fasd.NewRand(fasd.RootSeed(Seed, fasd.PurposeDebias, r)).
-	Seed uint64
-	// Sample are the sampler options the models were trained with.
-	Sample fasd.SampleOptions
-	// FeatureHash identifies the feature names, in order, the models were
-	// trained on (pipeline.FeatureHash of the names).
-	FeatureHash string
-	// Baseline reports whether scorers also return w/o-Diffusion
-	// probabilities.
-	Baseline bool
-}
-
-// Model is a set of trained models. It must be safe for concurrent use;
-// its Scorers need not be.
-type Model interface {
-	Info() ModelInfo
-	// NewScorer returns a scorer for use by one goroutine at a time.
-	NewScorer() (Scorer, error)
-}
-
-// Scorer debiases and classifies one subgraph.
-type Scorer interface {
-	// Contribute debiases sg with randomness from rng only and writes the
-	// class probabilities of every local node of the debiased subgraph
-	// into dst.Fair (and, for models with a baseline, those of the
-	// w/o-Diffusion classifier on the clean sg into dst.Base), reusing
-	// dst's slices. sg must not be modified.
-	Contribute(ctx context.Context, sg *fasd.Subgraph, rng *rand.Rand, dst *Contribution) error
-}
+// viewsFormat is the version of the views' key layout and records. Format
+// 1 (a fair vector and an optional baseline) is migrated on Open: its
+// records are read as they are, the meta record is rewritten.
+const (
+	viewsFormat   = 2
+	viewsFormatV1 = 1
+)
 
 // Options configure Open. A nil *Options means all defaults; zero fields
 // mean the default.
@@ -96,9 +55,13 @@ type Options struct {
 	Store storage.Store
 	// Storage are the options of storage.Open when the engine opens dir.
 	Storage *storage.Options
-	// Model are the trained models. Nil means the latest models persisted
-	// in the store by fasd train.
-	Model Model
+	// Model are the trained models. If nil, LoadModel loads them from the
+	// store (runs.LoadLatest loads the newest models fasd train
+	// persisted); with neither, Open fails with ErrNoModel.
+	Model model.Model
+	// LoadModel, used when Model is nil, returns the models to serve,
+	// reading them from the engine's store.
+	LoadModel func(storage.Reader) (model.Model, error)
 	// Workers is the number of goroutines that compute subgraphs in
 	// Materialize and Refresh; 0 means GOMAXPROCS.
 	Workers int
@@ -132,7 +95,9 @@ func (o *Options) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (o *Options) ensureDefaults() Options {
+// withDefaults returns a copy of o (or of the zero Options for nil) with
+// every zero field replaced by its default.
+func (o *Options) withDefaults() Options {
 	var c Options
 	if o != nil {
 		c = *o
@@ -160,7 +125,32 @@ type meta struct {
 	Edges       string `json:"edges"`
 	MaxNodes    int    `json:"max_nodes"`
 	FeatureHash string `json:"feature_hash"`
-	Baseline    bool   `json:"baseline"`
+	// Variants names the probability vectors of every record and view,
+	// in stored order.
+	Variants []string `json:"variants"`
+	// Baseline is format 1's only variant flag (the views hold "fasd" and
+	// "no_diffusion" when set, "fasd" alone otherwise).
+	Baseline bool `json:"baseline,omitempty"`
+}
+
+// equal reports whether m and o describe the same views.
+func (m *meta) equal(o *meta) bool {
+	a, b := *m, *o
+	a.Variants, b.Variants = nil, nil
+	return reflect.DeepEqual(a, b) && slices.Equal(m.Variants, o.Variants)
+}
+
+// migrate turns a format-1 meta record into format 2.
+func (m *meta) migrate() {
+	if m.Format != viewsFormatV1 {
+		return
+	}
+	m.Format = viewsFormat
+	m.Variants = []string{model.FairVariant}
+	if m.Baseline {
+		m.Variants = append(m.Variants, model.NoDiffusionVariant)
+	}
+	m.Baseline = false
 }
 
 // state is the JSON record under "V" "s".
@@ -188,8 +178,9 @@ type Engine struct {
 	store    storage.Store
 	ownStore bool
 	g        *index.Graph
-	model    Model
-	info     ModelInfo
+	model    model.Model
+	info     model.Info
+	variants []string // info.VariantNames()
 	tag      uint64
 	opts     Options
 
@@ -201,7 +192,7 @@ type Engine struct {
 
 	extIDs  sync.Map // external id → internal id (positive lookups only)
 	subs    *subgraphCache
-	scorers chan Scorer // pool for the cold path
+	scorers chan model.Scorer // pool for the cold path
 	closed  atomic.Bool
 	once    sync.Once
 	closeE  error
@@ -209,7 +200,37 @@ type Engine struct {
 	stats engineStats
 }
 
-// engineStats are counters for /metrics.
+// Counters are cumulative counts of the engine's work since Open, and the
+// size of its subgraph cache (for monitoring, such as the HTTP API's
+// /metrics).
+type Counters struct {
+	// Predictions served by source.
+	PredictionsView, PredictionsCold, PredictionsApprox int64
+	// SubgraphsComputed counts subgraphs sampled, debiased and classified.
+	SubgraphsComputed int64
+	// Subgraph requests answered from the cache and regenerated.
+	SubgraphCacheHits, SubgraphCacheMisses int64
+	// Subgraphs in the cache and their bytes.
+	SubgraphCacheEntries int
+	SubgraphCacheBytes   int64
+	// Updates applied; refreshes and materializations run.
+	Updates, Refreshes int64
+}
+
+// Counters returns the engine's counters.
+func (e *Engine) Counters() Counters {
+	st := &e.stats
+	entries, bytes := e.subs.size()
+	return Counters{
+		PredictionsView: st.cached.Load(), PredictionsCold: st.cold.Load(), PredictionsApprox: st.approx.Load(),
+		SubgraphsComputed: st.rootsComputed.Load(),
+		SubgraphCacheHits: st.subgraphHits.Load(), SubgraphCacheMisses: st.subgraphMisses.Load(),
+		SubgraphCacheEntries: entries, SubgraphCacheBytes: bytes,
+		Updates: st.updates.Load(), Refreshes: st.refreshes.Load(),
+	}
+}
+
+// engineStats are the atomic counters behind Counters.
 type engineStats struct {
 	cached, cold, approx atomic.Int64
 	refreshes, updates   atomic.Int64
@@ -219,8 +240,8 @@ type engineStats struct {
 }
 
 // Open opens the engine over the graph in the store at dir (or
-// opts.Store), with the trained models of opts.Model or, if nil, the
-// latest ones persisted in the store. It checks the models' feature
+// opts.Store), with the trained models of opts.Model or, if nil, those
+// opts.LoadModel reads from the store. It checks the models' feature
 // schema against the graph (ErrSchema) and the views' format (ErrFormat).
 // Views built with other models or sampler settings are deleted. If the
 // graph changed since the views last saw it (outside this engine), every
@@ -229,8 +250,8 @@ func Open(dir string, opts *Options) (_ *Engine, err error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	o := opts.ensureDefaults()
-	e := &Engine{opts: o, scorers: make(chan Scorer, o.Workers+2), subs: newSubgraphCache(o.SubgraphCacheBytes)}
+	o := opts.withDefaults()
+	e := &Engine{opts: o, scorers: make(chan model.Scorer, o.Workers+2), subs: newSubgraphCache(o.SubgraphCacheBytes)}
 	if o.Store != nil {
 		e.store = o.Store
 	} else {
@@ -250,15 +271,23 @@ func Open(dir string, opts *Options) (_ *Engine, err error) {
 	}
 	e.model = o.Model
 	if e.model == nil {
-		if e.model, err = LoadStoredModel(e.store); err != nil {
-			return nil, err
+		if o.LoadModel == nil {
+			return nil, fmt.Errorf("%w: give Options.Model or Options.LoadModel", ErrNoModel)
+		}
+		if e.model, err = o.LoadModel(e.store); err != nil {
+			return nil, fmt.Errorf("query: load models: %w", err)
 		}
 	}
 	e.info = e.model.Info()
 	if err := e.info.Sample.Validate(); err != nil {
 		return nil, fmt.Errorf("query: model sampler options: %w", err)
 	}
-	if want := featureHash(e.g.Schema().Features); e.info.FeatureHash != want {
+	if err := e.info.ValidateVariants(); err != nil {
+		return nil, fmt.Errorf("%w: model variants: %w", ErrInvalid, err)
+	}
+	e.variants = e.info.VariantNames()
+	if schema := e.g.Schema(); e.info.FeatureHash != schema.FeatureHash() {
+		want := schema.FeatureHash()
 		return nil, fmt.Errorf("%w: models trained on features %.12s…, graph has %.12s…; retrain with fasd train",
 			ErrSchema, e.info.FeatureHash, want)
 	}
@@ -280,7 +309,7 @@ func (e *Engine) wantMeta() meta {
 	return meta{
 		Format: viewsFormat, Model: e.info.Version, Seed: e.info.Seed,
 		Mode: s.Mode.String(), Depth: s.Depth, Fanout: s.Fanout, Edges: s.Edges.String(), MaxNodes: s.MaxNodes,
-		FeatureHash: e.info.FeatureHash, Baseline: e.info.Baseline,
+		FeatureHash: e.info.FeatureHash, Variants: e.info.VariantNames(),
 	}
 }
 
@@ -301,11 +330,29 @@ func (e *Engine) init() error {
 		if err := json.Unmarshal(b, &have); err != nil {
 			return fmt.Errorf("%w: meta: %w", ErrCorrupt, err)
 		}
-		if have.Format != viewsFormat {
-			return fmt.Errorf("%w: views format %d, this build reads %d", ErrFormat, have.Format, viewsFormat)
+		if have.Format != viewsFormat && have.Format != viewsFormatV1 {
+			return fmt.Errorf("%w: views format %d, this build reads %d and %d (delete the views' keys, prefix 'V', and run fasd materialize, or use a newer build)",
+				ErrFormat, have.Format, viewsFormatV1, viewsFormat)
 		}
 	}
-	if have != want {
+	if have.Format == viewsFormatV1 {
+		// Records and views of format 1 decode as format 2 with one or
+		// two variants: rewriting the meta record migrates the views.
+		have.migrate()
+		if have.equal(&want) {
+			mb, _ := json.Marshal(&want)
+			b := e.store.NewBatch()
+			err := b.Set(keyMeta, mb)
+			if err == nil {
+				err = b.Commit()
+			}
+			b.Close()
+			if err != nil {
+				return fmt.Errorf("query: migrate views to format %d: %w", viewsFormat, err)
+			}
+		}
+	}
+	if !have.equal(&want) {
 		// No views, or views of other models: start afresh.
 		if err := e.wipe(); err != nil {
 			return err
@@ -390,35 +437,17 @@ func (e *Engine) readState() (state, error) {
 }
 
 // wipe deletes every view key, in bounded batches.
-func (e *Engine) wipe() error {
-	lo, hi := []byte{prefixViews}, []byte{prefixViews + 1}
-	for {
-		it, err := e.store.NewIter(lo, hi)
-		if err != nil {
-			return fmt.Errorf("query: wipe views: %w", err)
-		}
-		b := e.store.NewBatch()
-		n := 0
-		for ok := it.First(); ok && n < 4096; ok = it.Next() {
-			if err := b.Delete(append([]byte(nil), it.Key()...)); err != nil {
-				it.Close()
-				b.Close()
-				return err
-			}
-			n++
-		}
-		err = errors.Join(it.Err(), it.Close())
-		if err == nil && n > 0 {
-			err = b.Commit()
-		}
-		b.Close()
-		if err != nil {
-			return fmt.Errorf("query: wipe views: %w", err)
-		}
-		if n == 0 {
-			return nil
-		}
+func (e *Engine) wipe() error { return DeleteViews(e.store) }
+
+// DeleteViews deletes every key of the views (prefix index.PrefixViews) in
+// s, in bounded batches; no engine may have s open. It is the views'
+// deleter for index.LoadOptions.Delete: views are derived from the graph
+// and rebuilt by Materialize.
+func DeleteViews(s storage.Store) error {
+	if _, err := storage.DeletePrefix(s, []byte{prefixViews}); err != nil {
+		return fmt.Errorf("query: delete views: %w", err)
 	}
+	return nil
 }
 
 // Close releases the engine (and the store if the engine opened it). A
@@ -451,10 +480,10 @@ func (e *Engine) Graph() *index.Graph { return e.g }
 func (e *Engine) Store() storage.Store { return e.store }
 
 // ModelInfo returns the description of the engine's models.
-func (e *Engine) ModelInfo() ModelInfo { return e.info }
+func (e *Engine) ModelInfo() model.Info { return e.info }
 
 // scorer takes a scorer from the pool or makes one.
-func (e *Engine) scorer() (Scorer, error) {
+func (e *Engine) scorer() (model.Scorer, error) {
 	select {
 	case s := <-e.scorers:
 		return s, nil
@@ -463,7 +492,7 @@ func (e *Engine) scorer() (Scorer, error) {
 	}
 }
 
-func (e *Engine) putScorer(s Scorer) {
+func (e *Engine) putScorer(s model.Scorer) {
 	select {
 	case e.scorers <- s:
 	default:

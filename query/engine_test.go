@@ -2,16 +2,20 @@ package query
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/fasd-db/fasd/index"
+	"github.com/fasd-db/fasd/query/model"
+	"github.com/fasd-db/fasd/query/querytest"
 	"github.com/fasd-db/fasd/storage"
 )
 
-func openEngine(t testing.TB, s storage.Store, m Model) *Engine {
+func openEngine(t testing.TB, s storage.Store, m model.Model) *Engine {
 	t.Helper()
 	e, err := Open("", &Options{Store: s, Model: m, Workers: 2, ChunkRoots: 7})
 	if err != nil {
@@ -23,9 +27,10 @@ func openEngine(t testing.TB, s storage.Store, m Model) *Engine {
 
 func TestMaterializeMatchesOracle(t *testing.T) {
 	ctx := context.Background()
-	for _, baseline := range []bool{true, false} {
+	for _, variants := range [][]string{{"fasd", "no_diffusion"}, nil, {"fasd", "no_diffusion", "no_adjacency"}} {
 		s, g := newTestGraph(t, 150, 4, 4, 1)
-		m := newTestModel(featureNames(4), 11, baseline)
+		m := newTestModel(featureNames(4), 11, false)
+		m.Spec.Variants = variants
 		e := openEngine(t, s, m)
 		rep, err := e.Materialize(ctx)
 		if err != nil {
@@ -50,16 +55,16 @@ func TestMaterializeMatchesOracle(t *testing.T) {
 			if c == 0 && (p.Source != SourceApprox || p.Subgraphs != 0) {
 				t.Fatalf("node %d in no subgraph: %+v", u, p)
 			}
-			if (p.Baseline != nil) != baseline {
-				t.Fatalf("baseline %v, want %v", p.Baseline, baseline)
+			if want := max(len(variants)-1, 0); len(p.Variants) != want {
+				t.Fatalf("node %d: variants %v, want %d besides the served one", u, p.Variants, want)
 			}
 		}
 		// A second Materialize has nothing to do.
-		calls := m.calls.Load()
+		calls := m.Calls()
 		if rep, err := e.Materialize(ctx); err != nil || rep.Subgraphs != 0 {
 			t.Fatalf("second materialize: %+v %v", rep, err)
 		}
-		if m.calls.Load() != calls {
+		if m.Calls() != calls {
 			t.Fatal("second materialize ran the model")
 		}
 	}
@@ -77,7 +82,7 @@ func TestOpenChecks(t *testing.T) {
 		t.Fatalf("bad options: %v", err)
 	}
 	bad := newTestModel(featureNames(3), 1, true)
-	bad.info.Sample.Depth = 0
+	bad.Spec.Sample.Depth = 0
 	if _, err := Open("", &Options{Store: s, Model: bad}); err == nil {
 		t.Fatal("invalid sampler options accepted")
 	}
@@ -171,7 +176,7 @@ func applyRandomUpdate(t *testing.T, e *Engine, rng *rand.Rand, nextExt *int64) 
 					}
 				}
 			case 4:
-				id, err := tx.AddNode(randomNode(rng, *nextExt, d))
+				id, err := tx.AddNode(querytest.RandomNode(rng, *nextExt, d))
 				if err != nil {
 					return err
 				}
@@ -405,14 +410,14 @@ func TestMaterializeResumes(t *testing.T) {
 	if st.Complete || st.Roots == 0 {
 		t.Fatalf("after interruption: %+v", st)
 	}
-	calls := m.calls.Load()
+	calls := m.Calls()
 	e.Close()
 	e = openEngine(t, s, m)
 	rep, err := e.Materialize(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := m.calls.Load() - calls
+	got := m.Calls() - calls
 	o := oracle(t, g, m)
 	if int(got) != rep.Subgraphs || rep.Subgraphs >= len(o.sets) {
 		t.Fatalf("resume recomputed %d subgraphs (report %d) of %d", got, rep.Subgraphs, len(o.sets))
@@ -426,5 +431,101 @@ func TestMaterializeResumes(t *testing.T) {
 	}
 	if got, want := dumpViews(t, s), dumpViews(t, fresh.store); got != want {
 		t.Fatalf("resumed views differ from a rebuild:\n%s", firstDiff(got, want))
+	}
+}
+
+// Ensure that views written in format 1 (a fair vector and a flagged
+// baseline) are migrated on Open: the meta record is rewritten, every
+// record and view is still served without recomputation and equals the
+// oracle, and an unknown format is refused with ErrFormat.
+func TestViewsFormat1Migrated(t *testing.T) {
+	ctx := context.Background()
+	s, g := newTestGraph(t, 80, 3, 4, 12)
+	m := newTestModel(featureNames(3), 4, true)
+	e := openEngine(t, s, m)
+	if _, err := e.Materialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Rewrite the views as format 1 wrote them.
+	rewrite := func(f func(k, v []byte) []byte) {
+		it, err := s.NewIter([]byte{prefixViews}, []byte{prefixViews + 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := s.NewBatch()
+		for ok := it.First(); ok; ok = it.Next() {
+			v, _ := it.Value()
+			if nv := f(it.Key(), append([]byte(nil), v...)); nv != nil {
+				if err := b.Set(append([]byte(nil), it.Key()...), nv); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		it.Close()
+		if err := b.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+	}
+	records := 0
+	rewrite(func(k, v []byte) []byte {
+		switch {
+		case len(k) == 6 && (k[1] == famRoot || k[1] == famNode):
+			if v[0] != recordFormat || v[1] != 2 {
+				t.Fatalf("key %x: format %d with %d variants", k, v[0], v[1])
+			}
+			v[0], v[1] = recordFormatV1, flagBaselineV1
+			records++
+			return v
+		case len(k) == 2 && k[1] == famMeta:
+			var mt map[string]any
+			if err := json.Unmarshal(v, &mt); err != nil {
+				t.Fatal(err)
+			}
+			mt["format"], mt["baseline"] = viewsFormatV1, true
+			delete(mt, "variants")
+			b, _ := json.Marshal(mt)
+			return b
+		}
+		return nil
+	})
+	if records == 0 {
+		t.Fatal("no records rewritten")
+	}
+	calls := m.Calls()
+	e = openEngine(t, s, m)
+	o := oracle(t, g, m)
+	if n := checkViews(t, e, o, "migrated"); n != 0 {
+		t.Fatalf("%d stale views after the migration", n)
+	}
+	for u, c := range o.counts {
+		if c == 0 {
+			continue
+		}
+		if p, err := e.Predict(ctx, uint32(u)); err != nil || p.Source != SourceView || !o.matches(p) {
+			t.Fatalf("node %d after the migration: %+v %v", u, p, err)
+		}
+	}
+	if m.Calls() != calls+int64(len(o.sets)) { // the oracle's own calls
+		t.Fatalf("the migration recomputed %d subgraphs", m.Calls()-calls-int64(len(o.sets)))
+	}
+	var mt meta
+	b, _ := s.Get(keyMeta)
+	if err := json.Unmarshal(b, &mt); err != nil || mt.Format != viewsFormat || len(mt.Variants) != 2 {
+		t.Fatalf("meta after the migration: %s %v", b, err)
+	}
+	e.Close()
+	// A format from the future is refused.
+	rewrite(func(k, v []byte) []byte {
+		if len(k) == 2 && k[1] == famMeta {
+			return []byte(`{"format":99}`)
+		}
+		return nil
+	})
+	if _, err := Open("", &Options{Store: s, Model: m}); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "99") {
+		t.Fatalf("format 99: %v", err)
 	}
 }

@@ -5,114 +5,20 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"sync/atomic"
 	"testing"
 
 	"github.com/fasd-db/fasd/fasd"
 	"github.com/fasd-db/fasd/index"
+	"github.com/fasd-db/fasd/query/model"
+	"github.com/fasd-db/fasd/query/querytest"
 	"github.com/fasd-db/fasd/storage"
 )
 
-// testModel is a deterministic stand-in for the trained models: "debiasing"
-// adds rng-driven Gaussian noise to the features and shifts them by the
-// sensitive value, and the classifier is a fixed logistic model on
-// neighbour-averaged feature scores. Every input it reads (features,
-// sensitive values, adjacency, the random stream) changes its output, so
-// determinism and dirty-marking bugs show up as differences.
-type testModel struct {
-	info  ModelInfo
-	w     []float64
-	calls atomic.Int64
-}
+// testModel is querytest's deterministic stand-in for trained models.
+type testModel = querytest.Model
 
 func newTestModel(names []string, seed uint64, baseline bool) *testModel {
-	rng := rand.New(rand.NewPCG(seed, 7))
-	w := make([]float64, len(names))
-	for i := range w {
-		w[i] = rng.NormFloat64()
-	}
-	return &testModel{
-		info: ModelInfo{
-			Version: fmt.Sprintf("test-%d", seed), Seed: seed,
-			Sample:      fasd.SampleOptions{Mode: fasd.SamplerAlg3, Depth: 2, Fanout: 3},
-			FeatureHash: featureHash(names), Baseline: baseline,
-		},
-		w: w,
-	}
-}
-
-func (m *testModel) Info() ModelInfo { return m.info }
-
-func (m *testModel) NewScorer() (Scorer, error) { return &testScorer{m: m}, nil }
-
-type testScorer struct {
-	m *testModel
-	x []float32
-}
-
-func (s *testScorer) Contribute(ctx context.Context, sg *fasd.Subgraph, rng *rand.Rand, dst *Contribution) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.m.calls.Add(1)
-	n, d := sg.N(), sg.D
-	s.x = append(s.x[:0], sg.X...)
-	s.debias(sg, rng, s.x)
-	dst.Fair = s.probs(s.x, sg.A, n, d, dst.Fair)
-	if s.m.info.Baseline {
-		dst.Base = s.probs(sg.X, sg.A, n, d, dst.Base)
-	} else {
-		dst.Base = nil
-	}
-	return nil
-}
-
-// debias is the test model's "debiasing": noise on x (a copy of sg.X) and
-// a shift of group 1's features; the adjacency is kept.
-func (s *testScorer) debias(sg *fasd.Subgraph, rng *rand.Rand, x []float32) {
-	n, d := sg.N(), sg.D
-	for i := range x {
-		x[i] += float32(0.3 * rng.NormFloat64())
-	}
-	for i := range n {
-		if sg.S[i] == 1 {
-			for k := range d {
-				x[i*d+k] -= 0.2
-			}
-		}
-	}
-}
-
-// DebiasSubgraph implements SubgraphDebiaser.
-func (s *testScorer) DebiasSubgraph(ctx context.Context, sg *fasd.Subgraph, rng *rand.Rand, x, a []float32) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	copy(x, sg.X)
-	s.debias(sg, rng, x)
-	copy(a, sg.A)
-	return nil
-}
-
-func (s *testScorer) probs(x, a []float32, n, d int, dst []float32) []float32 {
-	dst = dst[:0]
-	score := make([]float64, n)
-	for i := range n {
-		for k := range d {
-			score[i] += s.m.w[k] * float64(x[i*d+k])
-		}
-	}
-	for i := range n {
-		num, den := score[i], 1.0
-		for j := range n {
-			num += float64(a[i*n+j]) * score[j]
-			den += float64(a[i*n+j])
-		}
-		p1 := 1 / (1 + math.Exp(-(num/den + 0.1)))
-		dst = append(dst, float32(1-p1), float32(p1))
-	}
-	return dst
+	return querytest.NewModel(names, seed, baseline)
 }
 
 // testBackend is the storage engine of openMem ("" = the default, Pebble);
@@ -134,71 +40,17 @@ func onEveryBackend(t *testing.T, f func(t *testing.T)) {
 
 func openMem(t testing.TB) storage.Store {
 	t.Helper()
-	s, err := storage.Open("", &storage.Options{InMemory: true, NoSync: true, Backend: testBackend})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return querytest.OpenMem(t, testBackend)
 }
 
-func featureNames(d int) []string {
-	names := make([]string, d)
-	for i := range names {
-		names[i] = fmt.Sprintf("f%d", i)
-	}
-	return names
-}
-
-// randomNode draws the attributes of a node.
-func randomNode(rng *rand.Rand, ext int64, d int) index.Node {
-	n := index.Node{ExternalID: ext, Sensitive: int8(rng.IntN(2)), Label: index.Unlabelled, Features: make([]float32, d)}
-	if rng.IntN(20) == 0 {
-		n.Sensitive = index.Unknown
-	}
-	if rng.IntN(10) < 6 {
-		n.Label = int8(rng.IntN(2))
-		if n.Sensitive >= 0 || rng.IntN(2) == 0 {
-			n.Split = index.Splits[rng.IntN(3)]
-		}
-	}
-	for i := range n.Features {
-		n.Features[i] = float32(rng.NormFloat64())
-	}
-	return n
-}
+func featureNames(d int) []string { return querytest.FeatureNames(d) }
 
 // newTestGraph builds a random graph of n nodes with about deg·n/2 edges in
-// an in-memory store.
+// an in-memory store (querytest.NewGraph).
 func newTestGraph(t testing.TB, n, d int, deg float64, seed uint64) (storage.Store, *index.Graph) {
 	t.Helper()
 	s := openMem(t)
-	g, err := index.Create(s, index.Schema{Features: featureNames(d)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(seed, 1))
-	_, err = g.Update(context.Background(), func(tx *index.Tx) error {
-		for i := range n {
-			if _, err := tx.AddNode(randomNode(rng, int64(1000+i), d)); err != nil {
-				return err
-			}
-		}
-		for range int(deg * float64(n) / 2) {
-			u, v := uint32(rng.IntN(n)), uint32(rng.IntN(n))
-			if u == v {
-				continue
-			}
-			if _, err := tx.AddEdge(u, v); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, g
+	return s, querytest.NewGraph(t, s, n, d, deg, seed)
 }
 
 // oracleResult is the from-scratch computation of every view in memory,
@@ -206,12 +58,13 @@ func newTestGraph(t testing.TB, n, d int, deg float64, seed uint64) (storage.Sto
 // the model and fasd.AveragePredictions.
 type oracleResult struct {
 	counts []int32
-	fair   []float64 // n×2
-	base   []float64
+	fair   []float64 // n×2, the served variant
+	// others are the other variants' n×2 probabilities, by name.
+	others map[string][]float64
 	sets   map[uint32]fasd.SubgraphProbs
 }
 
-func oracle(t testing.TB, g *index.Graph, m Model) *oracleResult {
+func oracle(t testing.TB, g *index.Graph, m model.Model) *oracleResult {
 	t.Helper()
 	v, err := g.View()
 	if err != nil {
@@ -237,7 +90,7 @@ func oracle(t testing.TB, g *index.Graph, m Model) *oracleResult {
 			t.Fatal(err)
 		}
 		arr.X = append(arr.X, node.Features...)
-		arr.S[u], arr.Y[u], arr.Split[u] = node.Sensitive, node.Label, fasd.Split(node.Split)
+		arr.S[u], arr.Y[u], arr.Split[u] = node.Sensitive, node.Label, node.Split
 		if node.Split != index.SplitNone || (node.Label >= 0 && node.Sensitive >= 0) {
 			roots = append(roots, u)
 		}
@@ -255,8 +108,9 @@ func oracle(t testing.TB, g *index.Graph, m Model) *oracleResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := &oracleResult{counts: make([]int32, n), fair: make([]float64, 2*n), base: make([]float64, 2*n), sets: map[uint32]fasd.SubgraphProbs{}}
-	var fairSets, baseSets []fasd.SubgraphProbs
+	names := info.VariantNames()
+	res := &oracleResult{counts: make([]int32, n), fair: make([]float64, 2*n), others: map[string][]float64{}, sets: map[uint32]fasd.SubgraphProbs{}}
+	perVariant := make([][]fasd.SubgraphProbs, len(names))
 	// Reverse order: the result must not depend on the order of roots.
 	for i := len(roots) - 1; i >= 0; i-- {
 		r := roots[i]
@@ -268,23 +122,29 @@ func oracle(t testing.TB, g *index.Graph, m Model) *oracleResult {
 		if err := fasd.BuildSubgraph(&sample, d, arr, &sg); err != nil {
 			t.Fatal(err)
 		}
-		var c Contribution
+		var c model.Contribution
 		if err := sc.Contribute(context.Background(), &sg, fasd.NewRand(fasd.RootSeed(info.Seed, fasd.PurposeDebias, r)), &c); err != nil {
 			t.Fatal(err)
 		}
-		sp := fasd.SubgraphProbs{Root: r, Nodes: append([]uint32(nil), sample.Nodes...), P: append([]float32(nil), c.Fair...)}
-		fairSets = append(fairSets, sp)
-		res.sets[r] = sp
-		if c.Base != nil {
-			baseSets = append(baseSets, fasd.SubgraphProbs{Root: r, Nodes: sp.Nodes, P: append([]float32(nil), c.Base...)})
+		if len(c.Probs) != len(names) {
+			t.Fatalf("scorer returned %d variants, info names %d", len(c.Probs), len(names))
+		}
+		nodes := append([]uint32(nil), sample.Nodes...)
+		for k, p := range c.Probs {
+			sp := fasd.SubgraphProbs{Root: r, Nodes: nodes, P: append([]float32(nil), p...)}
+			perVariant[k] = append(perVariant[k], sp)
+			if k == 0 {
+				res.sets[r] = sp
+			}
 		}
 	}
-	if err := fasd.AveragePredictions(fairSets, n, 2, res.fair, res.counts); err != nil {
+	if err := fasd.AveragePredictions(perVariant[0], n, 2, res.fair, res.counts); err != nil {
 		t.Fatal(err)
 	}
-	if info.Baseline {
+	for k := 1; k < len(names); k++ {
 		counts := make([]int32, n)
-		if err := fasd.AveragePredictions(baseSets, n, 2, res.base, counts); err != nil {
+		res.others[names[k]] = make([]float64, 2*n)
+		if err := fasd.AveragePredictions(perVariant[k], n, 2, res.others[names[k]], counts); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -298,12 +158,18 @@ func (o *oracleResult) matches(p Prediction) bool {
 	if int(u) >= len(o.counts) || int(o.counts[u]) != p.Subgraphs || o.counts[u] == 0 {
 		return false
 	}
+	if len(p.Variants) != len(o.others) {
+		return false
+	}
 	for c := range 2 {
 		if math.Float64bits(p.Probs[c]) != math.Float64bits(o.fair[2*int(u)+c]) {
 			return false
 		}
-		if p.Baseline != nil && math.Float64bits(p.Baseline[c]) != math.Float64bits(o.base[2*int(u)+c]) {
-			return false
+		for name, want := range o.others {
+			got, ok := p.Variants[name]
+			if !ok || math.Float64bits(got[c]) != math.Float64bits(want[2*int(u)+c]) {
+				return false
+			}
 		}
 	}
 	return true

@@ -7,11 +7,13 @@ import (
 	"math"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/fasd-db/fasd/index"
 	"github.com/fasd-db/fasd/storage"
 )
 
-// prefixViews is the first byte of every key of the views (see doc.go).
-const prefixViews = 'V'
+// prefixViews is the first byte of every key of the views (see doc.go),
+// registered in index.KeyPrefixes.
+const prefixViews = index.PrefixViews
 
 // Sub-families of the view keys.
 const (
@@ -58,33 +60,47 @@ func idOf(k []byte) (uint32, error) {
 	return binary.BigEndian.Uint32(k[2:]), nil
 }
 
-// Record formats.
+// Record formats. Format 1 stored at most two probability vectors (the
+// fair one and, flagged, the w/o-Diffusion baseline); format 2 stores any
+// number of named variants (their names are in the meta record). Both are
+// read; format 2 is written.
 const (
-	recordFormat = 1
-	flagBaseline = 1 // the record carries baseline (w/o Diffusion) probabilities
+	recordFormatV1 = 1
+	recordFormat   = 2
+	flagBaselineV1 = 1 // format 1: the record carries baseline probabilities
+	maxVariants    = 255
 )
+
+// variantCount returns the number of variants of a record or view in
+// format f whose second byte is b1.
+func variantCount(f, b1 byte) (int, bool) {
+	switch f {
+	case recordFormatV1:
+		return 1 + int(b1&flagBaselineV1), true
+	case recordFormat:
+		return int(b1), b1 >= 1
+	}
+	return 0, false
+}
 
 // rootRecord is the stored recipe and contributions of one root's subgraph.
 // The subgraph itself is not stored: (run seed, root, model) regenerate it.
 type rootRecord struct {
-	Version  uint64    // graph version the subgraph was sampled at
-	Model    uint64    // model tag
-	Members  []uint32  // local → global; Members[0] is the root
-	Expanded []uint16  // local indices whose neighbour lists were read
-	Fair     []float32 // len(Members)×2 class probabilities after debiasing
-	Base     []float32 // len(Members)×2 w/o Diffusion, or nil
+	Version  uint64   // graph version the subgraph was sampled at
+	Model    uint64   // model tag
+	Members  []uint32 // local → global; Members[0] is the root
+	Expanded []uint16 // local indices whose neighbour lists were read
+	// Probs are, per variant of the model, len(Members)×2 class
+	// probabilities; Probs[0] is the served (fair) variant.
+	Probs [][]float32
 }
 
-// encode: u8 format │ u8 flags │ u16 n │ u16 e │ u64 version │ u64 model │
-// n×u32 members │ e×u16 expanded │ 2n×f32 fair │ [2n×f32 base]
+// encode: u8 format │ u8 variants k │ u16 n │ u16 e │ u64 version │ u64
+// model │ n×u32 members │ e×u16 expanded │ k × 2n×f32 probabilities
 // (little-endian).
 func (r *rootRecord) encode(dst []byte) []byte {
-	flags := byte(0)
-	if r.Base != nil {
-		flags |= flagBaseline
-	}
 	le := binary.LittleEndian
-	dst = append(dst, recordFormat, flags)
+	dst = append(dst, recordFormat, byte(len(r.Probs)))
 	dst = le.AppendUint16(dst, uint16(len(r.Members)))
 	dst = le.AppendUint16(dst, uint16(len(r.Expanded)))
 	dst = le.AppendUint64(dst, r.Version)
@@ -95,26 +111,25 @@ func (r *rootRecord) encode(dst []byte) []byte {
 	for _, e := range r.Expanded {
 		dst = le.AppendUint16(dst, e)
 	}
-	for _, p := range r.Fair {
-		dst = le.AppendUint32(dst, math.Float32bits(p))
-	}
-	for _, p := range r.Base {
-		dst = le.AppendUint32(dst, math.Float32bits(p))
+	for _, ps := range r.Probs {
+		for _, p := range ps {
+			dst = le.AppendUint32(dst, math.Float32bits(p))
+		}
 	}
 	return dst
 }
 
 func decodeRootRecord(b []byte) (*rootRecord, error) {
 	le := binary.LittleEndian
-	if len(b) < 22 || b[0] != recordFormat {
+	if len(b) < 22 {
 		return nil, fmt.Errorf("%w: root record of %d bytes", ErrCorrupt, len(b))
 	}
-	n, e := int(le.Uint16(b[2:])), int(le.Uint16(b[4:]))
-	base := b[1]&flagBaseline != 0
-	want := 22 + 4*n + 2*e + 8*n
-	if base {
-		want += 8 * n
+	k, ok := variantCount(b[0], b[1])
+	if !ok {
+		return nil, fmt.Errorf("%w: root record format %d with %d variants", ErrCorrupt, b[0], b[1])
 	}
+	n, e := int(le.Uint16(b[2:])), int(le.Uint16(b[4:]))
+	want := 22 + 4*n + 2*e + k*8*n
 	if len(b) != want || n == 0 {
 		return nil, fmt.Errorf("%w: root record of %d bytes, want %d", ErrCorrupt, len(b), want)
 	}
@@ -133,17 +148,14 @@ func decodeRootRecord(b []byte) (*rootRecord, error) {
 		}
 		off += 2
 	}
-	floats := func() []float32 {
+	r.Probs = make([][]float32, k)
+	for v := range r.Probs {
 		p := make([]float32, 2*n)
 		for i := range p {
 			p[i] = math.Float32frombits(le.Uint32(b[off:]))
 			off += 4
 		}
-		return p
-	}
-	r.Fair = floats()
-	if base {
-		r.Base = floats()
+		r.Probs[v] = p
 	}
 	return r, nil
 }
@@ -158,67 +170,58 @@ func (r *rootRecord) local(v uint32) int {
 	return -1
 }
 
-// nodeView is the stored prediction of one node: the mean class
-// probabilities over the subgraphs that contain it.
+// nodeView is the stored prediction of one node: per variant, the mean
+// class probabilities over the subgraphs that contain it.
 type nodeView struct {
-	Count   uint32     // contributing subgraphs
-	Version uint64     // graph version the view was computed at
-	Model   uint64     // model tag
-	Fair    [2]float64 // mean debiased probabilities
-	HasBase bool
-	Base    [2]float64 // mean w/o Diffusion probabilities (if HasBase)
+	Count   uint32       // contributing subgraphs
+	Version uint64       // graph version the view was computed at
+	Model   uint64       // model tag
+	Probs   [][2]float64 // per variant; Probs[0] is the served (fair) one
 }
 
-// nodeViewSize is the encoded size without and with the baseline.
-const (
-	nodeViewSize     = 2 + 4 + 8 + 8 + 16
-	nodeViewSizeBase = nodeViewSize + 16
-)
+// nodeViewHeader is the encoded size before the probabilities.
+const nodeViewHeader = 2 + 4 + 8 + 8
 
-// encode: u8 format │ u8 flags │ u32 count │ u64 version │ u64 model │
-// 2×f64 fair │ [2×f64 base] (little-endian).
+// encode: u8 format │ u8 variants k │ u32 count │ u64 version │ u64 model │
+// k × 2×f64 mean probabilities (little-endian).
 func (v *nodeView) encode(dst []byte) []byte {
 	le := binary.LittleEndian
-	flags := byte(0)
-	if v.HasBase {
-		flags = flagBaseline
-	}
-	dst = append(dst, recordFormat, flags)
+	dst = append(dst, recordFormat, byte(len(v.Probs)))
 	dst = le.AppendUint32(dst, v.Count)
 	dst = le.AppendUint64(dst, v.Version)
 	dst = le.AppendUint64(dst, v.Model)
-	dst = le.AppendUint64(dst, math.Float64bits(v.Fair[0]))
-	dst = le.AppendUint64(dst, math.Float64bits(v.Fair[1]))
-	if v.HasBase {
-		dst = le.AppendUint64(dst, math.Float64bits(v.Base[0]))
-		dst = le.AppendUint64(dst, math.Float64bits(v.Base[1]))
+	for _, p := range v.Probs {
+		dst = le.AppendUint64(dst, math.Float64bits(p[0]))
+		dst = le.AppendUint64(dst, math.Float64bits(p[1]))
 	}
 	return dst
 }
 
+// decode fills v from b, reusing v.Probs.
 func (v *nodeView) decode(b []byte) error {
 	le := binary.LittleEndian
-	if len(b) < nodeViewSize || b[0] != recordFormat {
+	if len(b) < nodeViewHeader {
 		return fmt.Errorf("%w: node view of %d bytes", ErrCorrupt, len(b))
 	}
-	v.HasBase = b[1]&flagBaseline != 0
-	want := nodeViewSize
-	if v.HasBase {
-		want = nodeViewSizeBase
+	k, ok := variantCount(b[0], b[1])
+	if !ok {
+		return fmt.Errorf("%w: node view format %d with %d variants", ErrCorrupt, b[0], b[1])
 	}
-	if len(b) != want {
+	if want := nodeViewHeader + 16*k; len(b) != want {
 		return fmt.Errorf("%w: node view of %d bytes, want %d", ErrCorrupt, len(b), want)
 	}
 	v.Count = le.Uint32(b[2:])
 	v.Version = le.Uint64(b[6:])
 	v.Model = le.Uint64(b[14:])
-	v.Fair[0] = math.Float64frombits(le.Uint64(b[22:]))
-	v.Fair[1] = math.Float64frombits(le.Uint64(b[30:]))
-	if v.HasBase {
-		v.Base[0] = math.Float64frombits(le.Uint64(b[38:]))
-		v.Base[1] = math.Float64frombits(le.Uint64(b[46:]))
-	} else {
-		v.Base = [2]float64{}
+	if cap(v.Probs) < k {
+		v.Probs = make([][2]float64, k)
+	}
+	v.Probs = v.Probs[:k]
+	off := nodeViewHeader
+	for i := range v.Probs {
+		v.Probs[i][0] = math.Float64frombits(le.Uint64(b[off:]))
+		v.Probs[i][1] = math.Float64frombits(le.Uint64(b[off+8:]))
+		off += 16
 	}
 	return nil
 }

@@ -41,10 +41,12 @@ type Prediction struct {
 	// Subgraphs is the number of subgraphs whose probabilities were
 	// averaged.
 	Subgraphs int `json:"subgraphs"`
-	// Baseline are the w/o-Diffusion probabilities averaged over the same
-	// subgraphs, when the models have a baseline.
-	Baseline *[2]float64 `json:"baseline,omitempty"`
-	Model    string      `json:"model"`
+	// Variants are the probabilities of the model's other variants (for
+	// the trained FASD models, "no_diffusion": the w/o-Diffusion
+	// classifier on the clean subgraphs), averaged over the same
+	// subgraphs, by name; nil when the model has only the served one.
+	Variants map[string][2]float64 `json:"variants,omitempty"`
+	Model    string                `json:"model"`
 	// ViewVersion is the graph version the prediction was computed at;
 	// GraphVersion the current one. An unaffected view stays valid across
 	// updates, so ViewVersion < GraphVersion alone does not mean stale.
@@ -59,17 +61,27 @@ type Prediction struct {
 
 func (e *Engine) fromView(u uint32, nv *nodeView, src Source) Prediction {
 	p := Prediction{
-		Node: u, Probs: nv.Fair, Subgraphs: int(nv.Count), Model: e.info.Version,
+		Node: u, Probs: nv.Probs[0], Subgraphs: int(nv.Count), Model: e.info.Version,
 		ViewVersion: nv.Version, GraphVersion: e.version.Load(), Source: src,
+		Variants: e.otherVariants(nv.Probs),
 	}
-	if nv.Fair[1] > 0.5 {
+	if p.Probs[1] > 0.5 {
 		p.Class = 1
 	}
-	if nv.HasBase {
-		b := nv.Base
-		p.Baseline = &b
-	}
 	return p
+}
+
+// otherVariants maps the names of the variants after the served one to
+// their probabilities (nil when there are none).
+func (e *Engine) otherVariants(probs [][2]float64) map[string][2]float64 {
+	if len(probs) < 2 {
+		return nil
+	}
+	m := make(map[string][2]float64, len(probs)-1)
+	for k := 1; k < len(probs) && k < len(e.variants); k++ {
+		m[e.variants[k]] = probs[k]
+	}
+	return m
 }
 
 // cached returns the view of u if it can be served: the views are complete,
@@ -273,15 +285,16 @@ func (e *Engine) approx(ctx context.Context, v *index.View, u uint32) (Predictio
 	if err := w.contribute(ctx, u); err != nil {
 		return Prediction{}, err
 	}
+	probs := make([][2]float64, len(w.out.Probs))
+	for k, ps := range w.out.Probs {
+		probs[k] = [2]float64{float64(ps[0]), float64(ps[1])}
+	}
 	p := Prediction{
-		Node: u, Probs: [2]float64{float64(w.out.Fair[0]), float64(w.out.Fair[1])}, Model: e.info.Version,
+		Node: u, Probs: probs[0], Model: e.info.Version, Variants: e.otherVariants(probs),
 		ViewVersion: v.Version(), GraphVersion: v.Version(), Source: SourceApprox,
 	}
 	if p.Probs[1] > 0.5 {
 		p.Class = 1
-	}
-	if w.out.Base != nil {
-		p.Baseline = &[2]float64{float64(w.out.Base[0]), float64(w.out.Base[1])}
 	}
 	e.stats.approx.Add(1)
 	return p, nil
@@ -337,6 +350,27 @@ func (e *Engine) PredictMany(ctx context.Context, nodes []uint32, cold bool) ([]
 		out[i] = p
 	}
 	return out, nil
+}
+
+// PredictManyExternal is PredictMany by external ids; the predictions
+// carry the ids. An unknown id fails the call with ErrUnknownNode.
+func (e *Engine) PredictManyExternal(ctx context.Context, ids []int64, cold bool) ([]Prediction, error) {
+	nodes := make([]uint32, len(ids))
+	for i, id := range ids {
+		u, err := e.internalID(id)
+		if err != nil {
+			return nil, err
+		}
+		nodes[i] = u
+	}
+	ps, err := e.PredictMany(ctx, nodes, cold)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ps {
+		ps[i].ID = ids[i]
+	}
+	return ps, nil
 }
 
 // All streams the stored view of every node, in node order, through one

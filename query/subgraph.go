@@ -5,10 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 
 	"github.com/fasd-db/fasd/fasd"
+	"github.com/fasd-db/fasd/query/model"
 	"github.com/fasd-db/fasd/storage"
 )
 
@@ -16,14 +16,6 @@ import (
 // subgraph (it is not a train, validation or test node, nor a labelled
 // node with a known sensitive value).
 var ErrNotRoot = errors.New("query: node roots no subgraph")
-
-// SubgraphDebiaser is implemented by Scorers that can return the debiased
-// subgraph they classify. DebiasSubgraph must draw from rng exactly as
-// Contribute's debiasing does, so that for the same sg and seed it writes
-// the X̃ (N×D) and Ã (N×N) that Contribute classifies.
-type SubgraphDebiaser interface {
-	DebiasSubgraph(ctx context.Context, sg *fasd.Subgraph, rng *rand.Rand, x, a []float32) error
-}
 
 // DebiasedSubgraph is a root's subgraph after debiasing. The engine does
 // not store debiased subgraphs (see the package doc): Subgraph regenerates
@@ -119,7 +111,7 @@ func (e *Engine) Subgraph(ctx context.Context, root uint32) (*DebiasedSubgraph, 
 		return nil, fmt.Errorf("query: new scorer: %w", err)
 	}
 	w.scorer = s
-	deb, ok := s.(SubgraphDebiaser)
+	deb, ok := s.(model.SubgraphDebiaser)
 	if !ok {
 		return nil, fmt.Errorf("%w: the models cannot return debiased subgraphs", ErrInvalid)
 	}

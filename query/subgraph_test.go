@@ -27,7 +27,7 @@ func TestSubgraphIsTheOneTheViewsUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := &testScorer{m: m}
+
 	checked := 0
 	for it := roots.Iterator(); it.HasNext() && checked < 25; checked++ {
 		r := it.Next()
@@ -36,8 +36,8 @@ func TestSubgraphIsTheOneTheViewsUse(t *testing.T) {
 		if d.Root != r || d.Nodes[0] != r || !slices.Equal(d.Nodes, rec.Members) || len(d.X) != n*d.D || len(d.A) != n*n || d.GraphVersion != rec.Version {
 			t.Fatalf("root %d: subgraph %+v does not match record (members %v, version %d)", r, d, rec.Members, rec.Version)
 		}
-		if got := sc.probs(d.X, d.A, n, d.D, nil); !slices.Equal(got, rec.Fair) {
-			t.Fatalf("root %d: classifying the returned subgraph gives %v, the views used %v", r, got, rec.Fair)
+		if got := m.Classify(d.X, d.A, n, d.D, nil); !slices.Equal(got, rec.Probs[0]) {
+			t.Fatalf("root %d: classifying the returned subgraph gives %v, the views used %v", r, got, rec.Probs[0])
 		}
 		if d.IDs[0] != int64(1000+r) || d.RootID != d.IDs[0] {
 			t.Fatalf("root %d: external ids %v", r, d.IDs)
@@ -76,9 +76,9 @@ func TestSubgraphIsTheOneTheViewsUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got != after || !slices.Equal(sc.probs(got.X, got.A, len(got.Nodes), got.D, nil), rec.Fair) {
+	if got != after || !slices.Equal(m.Classify(got.X, got.A, len(got.Nodes), got.D, nil), rec.Probs[0]) {
 		t.Fatalf("after refresh: cached %v, classification matches record: %v", got == after,
-			slices.Equal(sc.probs(got.X, got.A, len(got.Nodes), got.D, nil), rec.Fair))
+			slices.Equal(m.Classify(got.X, got.A, len(got.Nodes), got.D, nil), rec.Probs[0]))
 	}
 	// Errors.
 	v, _ = g.View()
@@ -163,7 +163,7 @@ func TestSubgraphTrainedModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pe, err := tm.(*TrainedModel).models.NewEngine()
+	pe, err := tm.Models().NewEngine()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,8 +175,8 @@ func TestSubgraphTrainedModel(t *testing.T) {
 		if err := pe.Probs(d.X, d.A, n, got); err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(got, rec.Fair) {
-			t.Fatalf("root %d: f on the returned subgraph %v, stored %v", r, got, rec.Fair)
+		if !slices.Equal(got, rec.Probs[0]) {
+			t.Fatalf("root %d: f on the returned subgraph %v, stored %v", r, got, rec.Probs[0])
 		}
 		for j := range n {
 			if d.A[j*n+j] != 0 {

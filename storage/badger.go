@@ -190,7 +190,6 @@ func (i *badgerIter) Close() error {
 type badgerSnap struct {
 	txn    *badger.Txn
 	store  *badgerStore
-	iters  int
 	closed bool
 }
 

@@ -34,7 +34,7 @@ func Open(dir string, opts *Options) (_ Store, err error) {
 		return nil, err
 	}
 	if opts != nil && opts.InMemory {
-		o := opts.ensureDefaults("")
+		o := opts.withDefaults("")
 		s, err := openEngine("", o)
 		if err != nil {
 			return nil, err
@@ -51,7 +51,7 @@ func Open(dir string, opts *Options) (_ Store, err error) {
 	if err != nil {
 		return nil, err
 	}
-	o := opts.ensureDefaults(recorded)
+	o := opts.withDefaults(recorded)
 	if recorded != "" && o.Backend != recorded {
 		return nil, fmt.Errorf("%w: %s holds a %s store, asked to open it with %s", ErrBackendMismatch, dir, recorded, o.Backend)
 	}

@@ -151,10 +151,10 @@ type Options struct {
 	OnBackgroundError func(error)
 }
 
-// EnsureDefaults returns a copy of o (or of the zero Options for nil) with
-// defaults filled in for a store whose recorded backend is recorded ("" for
-// a new store).
-func (o *Options) ensureDefaults(recorded Backend) Options {
+// withDefaults returns a copy of o (or of the zero Options for nil) with
+// every zero field replaced by its default, for a store whose recorded
+// backend is recorded ("" for a new store).
+func (o *Options) withDefaults(recorded Backend) Options {
 	var c Options
 	if o != nil {
 		c = *o

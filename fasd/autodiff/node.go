@@ -42,7 +42,6 @@ type node[T Float] struct {
 	ins     []*Var[T]
 	aux     []T
 	aux2    []T
-	aux3    []T
 	cst     []T
 	cst2    []T
 	lbl     []int32

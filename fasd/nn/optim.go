@@ -16,16 +16,20 @@ type AdamConfig struct {
 	WeightDecay float64 // classic L2: WeightDecay·θ is added to the gradient
 }
 
-func (c *AdamConfig) ensureDefaults() {
-	if c.Beta1 == 0 {
-		c.Beta1 = 0.9
+// withDefaults returns a copy with every zero field replaced by its
+// default.
+func (c *AdamConfig) withDefaults() AdamConfig {
+	d := *c
+	if d.Beta1 == 0 {
+		d.Beta1 = 0.9
 	}
-	if c.Beta2 == 0 {
-		c.Beta2 = 0.999
+	if d.Beta2 == 0 {
+		d.Beta2 = 0.999
 	}
-	if c.Eps == 0 {
-		c.Eps = 1e-8
+	if d.Eps == 0 {
+		d.Eps = 1e-8
 	}
+	return d
 }
 
 // Adam is the Adam optimiser with L2 weight decay (PyTorch torch.optim.Adam
@@ -39,7 +43,7 @@ type Adam[T tensor.Float] struct {
 
 // NewAdam returns an optimiser over params.
 func NewAdam[T tensor.Float](params []*Param[T], cfg AdamConfig) *Adam[T] {
-	cfg.ensureDefaults()
+	cfg = cfg.withDefaults()
 	o := &Adam[T]{cfg: cfg, params: params}
 	for _, p := range params {
 		o.m = append(o.m, make([]T, len(p.Value.Data)))

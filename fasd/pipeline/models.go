@@ -340,7 +340,6 @@ type chanceGuide struct {
 	tol          float64
 	tape         *autodiff.Tape[float32]
 	mask, s, wgt []float32
-	z            []float32
 	gx, ga       tensor.Dense[float32]
 }
 

@@ -6,13 +6,16 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/fasd-db/fasd/fasd/attr"
 )
 
 // Unknown marks a node whose sensitive attribute is unknown, and Unlabelled a
-// node without a label. Both are -1, as in the FairGNN files.
+// node without a label. Both are attr.Unknown (-1, as in the FairGNN
+// files).
 const (
-	Unknown    int8 = -1
-	Unlabelled int8 = -1
+	Unknown    = attr.Unknown
+	Unlabelled = attr.Unknown
 )
 
 // Endpoints says how edge-file endpoints name nodes.

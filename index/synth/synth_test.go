@@ -370,9 +370,7 @@ func TestSmall_Leakage(t *testing.T) {
 		g := load(t, files)
 		// Predict s instead of y: swap the roles, no propagation.
 		swapped := &graph{x: g.x, adj: g.adj, s: make([]int8, len(g.s)), y: make([]int8, len(g.s))}
-		for i := range g.s {
-			swapped.y[i] = g.s[i]
-		}
+		copy(swapped.y, g.s)
 		acc, _, maj := proxy(t, swapped, 0, 2)
 		t.Logf("leakage %.1f: s accuracy %.3f, majority %.3f", c.leak, acc, maj)
 		if c.minGap > 0 && acc < maj+c.minGap {

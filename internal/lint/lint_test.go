@@ -70,42 +70,144 @@ func under(dir, prefix string) bool {
 	return dir == prefix || strings.HasPrefix(dir, prefix+"/")
 }
 
+// rules say which module-internal prefixes the packages under prefix may
+// import (besides themselves and their own subpackages): allowed in every
+// file, testAllowed in addition in _test.go files. Packages under no
+// prefix (cmd/fasd, internal/lint) may import anything.
+var rules = []struct {
+	prefix      string
+	allowed     []string
+	testAllowed []string
+}{
+	{"storage", nil, nil},
+	// fasd imports nothing of the module outside fasd/ (its subpackages
+	// are its own).
+	{"fasd", []string{"fasd/attr"}, nil},
+	// The node-attribute vocabulary fasd and index share.
+	{"fasd/attr", nil, nil},
+	{"internal/progress", nil, nil},
+	{"index", []string{"storage", "fasd/attr", "internal/progress"}, nil},
+	// The engine's seam to trained models: interfaces only.
+	{"query/model", []string{"fasd"}, nil},
+	// Test helpers of the engine: the seam, graphs, stores.
+	{"query/querytest", []string{"query/model", "fasd", "index", "storage"}, nil},
+	// The engine: views over the graph, models through query/model only.
+	{"query", []string{"query/model", "storage", "index", "fasd", "internal/progress"},
+		[]string{"query/querytest", "runs"}},
+	// Training runs and the model registry: they implement query/model and
+	// do not know the engine.
+	{"runs", []string{"storage", "index", "fasd", "query/model", "internal/progress"},
+		[]string{"query/querytest"}},
+	// The HTTP API: the engine and the graph's error values.
+	{"httpapi", []string{"query", "index"}, []string{"query/querytest"}},
+}
+
+// ruleFor returns the rule of the longest prefix dir is under.
+func ruleFor(dir string) (int, bool) {
+	best, found := 0, false
+	for i, r := range rules {
+		if under(dir, r.prefix) && (!found || len(r.prefix) > len(rules[best].prefix)) {
+			best, found = i, true
+		}
+	}
+	return best, found
+}
+
 // Ensure that imports between the module's packages follow the documented
 // direction.
 func TestDependencyDirection(t *testing.T) {
-	// allowed[p] lists the module-internal prefixes that packages under p
-	// may import (besides themselves and their own subpackages).
-	rules := []struct {
-		prefix  string
-		allowed []string
-	}{
-		{"storage", nil},
-		{"fasd", nil},
-		{"index", []string{"storage", "internal/progress"}},
-		{"query", []string{"storage", "index", "fasd", "internal/progress"}},
-	}
 	for _, f := range parseAll(t) {
-		for _, r := range rules {
-			if !under(f.dir, r.prefix) {
+		ri, ok := ruleFor(f.dir)
+		if !ok {
+			continue
+		}
+		r := rules[ri]
+		allowed := r.allowed
+		if f.test {
+			allowed = append(append([]string(nil), allowed...), r.testAllowed...)
+		}
+		for _, imp := range f.file.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			if !strings.HasPrefix(path, module+"/") {
 				continue
 			}
-			for _, imp := range f.file.Imports {
-				path, _ := strconv.Unquote(imp.Path.Value)
-				if !strings.HasPrefix(path, module+"/") {
-					continue
-				}
-				rel := strings.TrimPrefix(path, module+"/")
-				if under(rel, r.prefix) {
-					continue
-				}
-				ok := false
-				for _, a := range r.allowed {
-					if under(rel, a) {
+			rel := strings.TrimPrefix(path, module+"/")
+			// A package's own subpackages are its own, unless they have a
+			// rule of their own (query may not import query/querytest
+			// outside tests).
+			if j, own := ruleFor(rel); under(rel, r.prefix) && (!own || j == ri) {
+				continue
+			}
+			ok := false
+			for _, a := range allowed {
+				if under(rel, a) {
+					if j, own := ruleFor(rel); !own || under(rules[j].prefix, a) {
 						ok = true
 					}
 				}
-				if !ok {
-					t.Errorf("%s imports %s: packages under %s/ may import only %v", f.path, rel, r.prefix, r.allowed)
+			}
+			if !ok {
+				t.Errorf("%s imports %s: packages under %s/ may import only %v", f.path, rel, r.prefix, allowed)
+			}
+		}
+	}
+}
+
+// Ensure, transitively over the module's own packages (what go list -deps
+// shows of them), that the engine reaches neither net/http nor the
+// training code, and that the seam and the training code do not reach
+// the engine or net/http. Third-party packages are not followed: the
+// storage backends pull in net/http through their error reporting
+// (Pebble via cockroachdb/errors) and metrics (Badger via expvar) without
+// serving anything.
+func TestTransitiveImports(t *testing.T) {
+	deps := map[string][]string{} // module package → its imports (non-test files)
+	for _, f := range parseAll(t) {
+		if f.test {
+			continue
+		}
+		for _, imp := range f.file.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			deps[f.dir] = append(deps[f.dir], path)
+		}
+	}
+	closure := func(pkg string) map[string]string { // import path → the module package importing it
+		seen := map[string]string{}
+		stack := []string{pkg}
+		for len(stack) > 0 {
+			p := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			for _, imp := range deps[p] {
+				if _, ok := seen[imp]; ok {
+					continue
+				}
+				seen[imp] = p
+				if rel, ok := strings.CutPrefix(imp, module+"/"); ok {
+					stack = append(stack, rel)
+				}
+			}
+		}
+		return seen
+	}
+	for _, c := range []struct {
+		pkg       string
+		forbidden []string
+	}{
+		{"query", []string{"net/http", module + "/fasd/pipeline", module + "/runs", module + "/httpapi"}},
+		{"query/model", []string{"net/http", module + "/query", module + "/index", module + "/storage"}},
+		{"runs", []string{"net/http", module + "/query", module + "/httpapi"}},
+		{"index", []string{"net/http", module + "/fasd"}},
+	} {
+		if _, ok := deps[c.pkg]; !ok {
+			t.Errorf("package %s not found", c.pkg)
+			continue
+		}
+		for imp, by := range closure(c.pkg) {
+			for _, bad := range c.forbidden {
+				// Module packages match exactly, standard ones with
+				// their subpackages.
+				if imp == bad || !strings.HasPrefix(bad, module+"/") && strings.HasPrefix(imp, bad+"/") {
+					t.Errorf("%s reaches %s (imported by %s)", c.pkg, imp, by)
 				}
 			}
 		}

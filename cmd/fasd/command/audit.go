@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/fasd-db/fasd/query"
+	"github.com/fasd-db/fasd/query/model"
 	"github.com/spf13/cobra"
 )
 
@@ -61,12 +64,23 @@ func jsonSafeAudit(r *query.AuditReport) *query.AuditReport {
 		}
 	}
 	fix(&c.Fair)
-	if c.Baseline != nil {
-		b := *c.Baseline
-		fix(&b)
-		c.Baseline = &b
+	if r.Variants != nil {
+		c.Variants = make(map[string]*query.Metrics, len(r.Variants))
+		for name, m := range r.Variants {
+			b := *m
+			fix(&b)
+			c.Variants[name] = &b
+		}
 	}
 	return &c
+}
+
+// variantLabel is the row label of a model variant.
+func variantLabel(name string) string {
+	if name == model.NoDiffusionVariant {
+		return "w/o Diffusion (before)"
+	}
+	return name
 }
 
 func printAudit(w io.Writer, r *query.AuditReport) {
@@ -80,8 +94,8 @@ func printAudit(w io.Writer, r *query.AuditReport) {
 		}
 		fmt.Fprintf(w, "  %-22s %7.2f %7.2f %7.2f   %-26s %-26s\n", name, 100*m.Acc, 100*m.DP, 100*m.EO, g(0), g(1))
 	}
-	if r.Baseline != nil {
-		row("w/o Diffusion (before)", r.Baseline)
+	for _, name := range slices.Sorted(maps.Keys(r.Variants)) {
+		row(variantLabel(name), r.Variants[name])
 	}
 	row("FASD (after)", &r.Fair)
 }

@@ -10,14 +10,14 @@ import (
 
 // auditJSON is the shape of fasd audit --json (query.AuditReport).
 type auditJSON struct {
-	Set          string        `json:"set"`
-	Nodes        int           `json:"nodes"`
-	Missing      int           `json:"missing"`
-	Stale        int           `json:"stale"`
-	Fair         auditMetrics  `json:"fair"`
-	Baseline     *auditMetrics `json:"baseline"`
-	GraphVersion uint64        `json:"graph_version"`
-	Model        string        `json:"model"`
+	Set          string                   `json:"set"`
+	Nodes        int                      `json:"nodes"`
+	Missing      int                      `json:"missing"`
+	Stale        int                      `json:"stale"`
+	Fair         auditMetrics             `json:"fair"`
+	Variants     map[string]*auditMetrics `json:"variants"`
+	GraphVersion uint64                   `json:"graph_version"`
+	Model        string                   `json:"model"`
 }
 
 type auditMetrics struct {
@@ -44,10 +44,10 @@ func TestAuditCommand(t *testing.T) {
 	}
 	var rep auditJSON
 	decodeStrict(t, out, &rep)
-	if rep.Set != "test" || rep.Missing != 0 || rep.Stale != 0 || rep.Baseline == nil || rep.Model == "" {
+	if rep.Set != "test" || rep.Missing != 0 || rep.Stale != 0 || rep.Variants["no_diffusion"] == nil || rep.Model == "" {
 		t.Fatalf("audit %+v", rep)
 	}
-	got := map[string]auditMetrics{"fasd": rep.Fair, "no_diffusion": *rep.Baseline}
+	got := map[string]auditMetrics{"fasd": rep.Fair, "no_diffusion": *rep.Variants["no_diffusion"]}
 	if len(fixture.run.Result.Variants) != 2 {
 		t.Fatalf("train record: %+v", fixture.run)
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/fasd-db/fasd/index"
 	"github.com/fasd-db/fasd/index/synth"
 	"github.com/fasd-db/fasd/query"
 	"github.com/spf13/cobra"
@@ -157,9 +158,8 @@ func demoUpdateFiles(dir string) (edges, nodes string, err error) {
 	for i := range feat {
 		feat[i] = float32(rng.Float64()*2 - 1)
 	}
-	one, zero := int8(1), int8(0)
-	req := query.NodesRequest{Nodes: []query.NodeRequest{{
-		ID: 999000001, Features: feat, Sensitive: &one, Label: &zero, Split: "test",
+	req := map[string][]query.NewNode{"nodes": {{
+		ID: 999000001, Features: feat, Sensitive: 1, Label: 0, Split: index.SplitTest,
 		Edges: []int64{synth.NodeID(0), synth.NodeID(1), synth.NodeID(2), synth.NodeID(3), synth.NodeID(4)},
 	}}}
 	nodes = filepath.Join(dir, "update-nodes.json")

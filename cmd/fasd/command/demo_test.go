@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fasd-db/fasd/index"
 	"github.com/fasd-db/fasd/index/synth"
 	"github.com/fasd-db/fasd/query"
 )
@@ -100,8 +101,12 @@ func TestDemoUpdateFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	req, err := query.DecodeNodesRequest(f, 10, synth.Removable().Features)
-	if err != nil || len(req.Nodes) != 1 || req.Nodes[0].ID != 999000001 || req.Nodes[0].Split != "test" || req.Nodes[0].Label == nil {
-		t.Fatalf("nodes file: %v %+v", err, req)
+	got, err := query.DecodeNodes(f)
+	if err != nil || len(got) != 1 || got[0].ID != 999000001 || got[0].Split != index.SplitTest || got[0].Label != 0 || got[0].Sensitive != 1 {
+		t.Fatalf("nodes file: %v %+v", err, got)
+	}
+	u := query.ExternalUpdate{Nodes: got}
+	if err := u.Validate(synth.Removable().Features); err != nil {
+		t.Fatalf("nodes file: %v", err)
 	}
 }

@@ -12,13 +12,14 @@
 //	fasd stats --db DIR [--json]                             summarise the stored graph
 //	fasd check --db DIR                                      verify every stored invariant
 //
-// The method (package fasd/pipeline, run through query):
+// The method (package fasd/pipeline, run through package runs):
 //
 //	fasd train --db DIR --preset NAME [--seed S] [--config F.toml] [--set key=val ...]
 //	fasd eval  --db DIR --preset NAME [--seeds 5] [--ablations] [--json]
 //	fasd sweep --db DIR --preset NAME [--steps 1,2,3,5,8] [--lambdas 0,0.1,1,10] [--out DIR]
 //
-// The engine and its views (package query):
+// The engine and its views (package query; serve puts it behind package
+// httpapi):
 //
 //	fasd materialize --db DIR [--workers N] [--json]
 //	fasd predict     --db DIR (--node ID ... | --all) [--json]

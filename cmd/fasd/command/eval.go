@@ -13,7 +13,7 @@ import (
 	"github.com/fasd-db/fasd/fasd"
 	"github.com/fasd-db/fasd/fasd/pipeline"
 	"github.com/fasd-db/fasd/fasd/stats"
-	"github.com/fasd-db/fasd/query"
+	"github.com/fasd-db/fasd/runs"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -293,7 +293,7 @@ func newEvalCommand() *cobra.Command {
 				c.Seed = o.FirstSeed + uint64(k)
 				rep.Seeds = append(rep.Seeds, c.Seed)
 				fmt.Fprintf(errOut, "seed %d (%d of %d)\n", c.Seed, k+1, o.Seeds)
-				in, err := query.TrainInput(cmd.Context(), view, &c, withGraph)
+				in, err := runs.TrainInput(cmd.Context(), view, &c, withGraph)
 				if err != nil {
 					return fmt.Errorf("eval seed %d: %w", c.Seed, err)
 				}

@@ -10,6 +10,8 @@ import (
 	"github.com/fasd-db/fasd/index/dump"
 	"github.com/fasd-db/fasd/index/split"
 	"github.com/fasd-db/fasd/internal/progress"
+	"github.com/fasd-db/fasd/query"
+	"github.com/fasd-db/fasd/runs"
 	"github.com/fasd-db/fasd/storage"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -39,6 +41,7 @@ type LoadOptions struct {
 	LabelNumber       int
 	Train, Val        float64
 	Replace, Strict   bool
+	DropRuns          bool
 	AllowSingleClass  bool
 	AllowSingleGroup  bool
 	AllowNoEdges      bool
@@ -76,7 +79,8 @@ func (o *LoadOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Uint64Var(&o.SplitSeed, "split-seed", 20, "split seed")
 	fs.Float64Var(&o.Train, "train", 0.5, "training fraction for --split fractions")
 	fs.Float64Var(&o.Val, "val", 0.25, "validation fraction for --split fractions")
-	fs.BoolVar(&o.Replace, "replace", false, "replace the graph the store holds (also recovers an incomplete load)")
+	fs.BoolVar(&o.Replace, "replace", false, "replace the graph the store holds (also recovers an incomplete load; deletes its views)")
+	fs.BoolVar(&o.DropRuns, "drop-runs", false, "with --replace: also delete the trained runs and models of the old graph")
 	fs.BoolVar(&o.Strict, "strict", false, "an edge with an unknown endpoint is an error instead of skipped and counted")
 	fs.BoolVar(&o.AllowSingleClass, "allow-single-class", false, "load even if the labelled nodes have fewer than two classes")
 	fs.BoolVar(&o.AllowSingleGroup, "allow-single-group", false, "load even if the known sensitive values form fewer than two groups")
@@ -89,6 +93,17 @@ func (o *LoadOptions) AddFlags(fs *pflag.FlagSet) {
 func (o *LoadOptions) indexOptions(fs *pflag.FlagSet) (*index.LoadOptions, error) {
 	lo := &index.LoadOptions{Nodes: o.Nodes, Edges: o.Edges, Replace: o.Replace, Strict: o.Strict, BatchBytes: o.BatchBytes,
 		AllowSingleClass: o.AllowSingleClass, AllowSingleGroup: o.AllowSingleGroup, AllowNoEdges: o.AllowNoEdges}
+	if o.DropRuns && !o.Replace {
+		return nil, usagef("--drop-runs needs --replace")
+	}
+	if o.Replace {
+		// The old graph's views go with it; its trained runs only when
+		// asked (they took hours to train).
+		lo.Delete = map[byte]func(storage.Store) error{index.PrefixViews: query.DeleteViews}
+		if o.DropRuns {
+			lo.Delete[index.PrefixRuns] = runs.DeleteAll
+		}
+	}
 	so := index.SplitOptions{Mode: index.SplitDIG, Params: split.Pokec}
 	if o.Preset != "" {
 		p, err := dump.LookupPreset(o.Preset)
@@ -226,7 +241,10 @@ func newLoadCommand() *cobra.Command {
 		Long: `Load a graph dump into a store. Everything is validated before the first
 write: bad input leaves the store as it was and the error names file:line.
 A load that is interrupted leaves the store marked incomplete; reload with
---replace. Loading into a store that holds a graph needs --replace.
+--replace. Loading into a store that holds a graph needs --replace, which
+deletes the old graph and its materialized views once the input is valid;
+a store with trained runs of the old graph also needs --drop-runs (which
+deletes them), else the load fails before writing anything.
 
 A preset names a published dataset: --preset NAME --dir D finds its files
 by their published names (plain or .gz) and applies its conventions

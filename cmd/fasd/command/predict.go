@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 
 	"github.com/fasd-db/fasd/query"
 	"github.com/spf13/cobra"
@@ -18,8 +20,9 @@ func newPredictCommand() *cobra.Command {
 		Use:   "predict --db DIR (--node ID ... | --all) [--subgraph] [--json]",
 		Short: "Print the fair prediction of nodes (external ids)",
 		Long: `Predict prints the fair prediction of each node: the class, the probabilities
-averaged over the subgraphs containing it, their number, the w/o-Diffusion
-probabilities when the models have a baseline, the versions and where the
+averaged over the subgraphs containing it, their number, those of the
+model's other variants (no_diffusion: the w/o-Diffusion classifier), the
+versions and where the
 answer came from (view, cold: computed now and stored, approx: the node is in
 no subgraph). --all streams every stored view (JSON lines with --json).
 
@@ -104,8 +107,8 @@ func printPrediction(w io.Writer, p query.Prediction, asJSON, compact bool) erro
 		label = fmt.Sprintf("node %d (#%d)", p.ID, p.Node)
 	}
 	fmt.Fprintf(w, "%s: class %d  P(1)=%.4f  subgraphs %d  source %s", label, p.Class, p.Probs[1], p.Subgraphs, p.Source)
-	if p.Baseline != nil {
-		fmt.Fprintf(w, "  w/o-diffusion P(1)=%.4f", p.Baseline[1])
+	for _, name := range slices.Sorted(maps.Keys(p.Variants)) {
+		fmt.Fprintf(w, "  %s P(1)=%.4f", name, p.Variants[name][1])
 	}
 	if p.Stale {
 		fmt.Fprint(w, "  STALE")

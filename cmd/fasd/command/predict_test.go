@@ -10,17 +10,26 @@ import (
 
 // predictionJSON is the shape of fasd predict --json (query.Prediction).
 type predictionJSON struct {
-	Node         uint32      `json:"node"`
-	ID           int64       `json:"id"`
-	Class        int         `json:"class"`
-	Probs        [2]float64  `json:"probs"`
-	Subgraphs    int         `json:"subgraphs"`
-	Baseline     *[2]float64 `json:"baseline"`
-	Model        string      `json:"model"`
-	ViewVersion  uint64      `json:"view_version"`
-	GraphVersion uint64      `json:"graph_version"`
-	Stale        bool        `json:"stale"`
-	Source       string      `json:"source"`
+	Node         uint32                `json:"node"`
+	ID           int64                 `json:"id"`
+	Class        int                   `json:"class"`
+	Probs        [2]float64            `json:"probs"`
+	Subgraphs    int                   `json:"subgraphs"`
+	Variants     map[string][2]float64 `json:"variants"`
+	Model        string                `json:"model"`
+	ViewVersion  uint64                `json:"view_version"`
+	GraphVersion uint64                `json:"graph_version"`
+	Stale        bool                  `json:"stale"`
+	Source       string                `json:"source"`
+}
+
+// base returns the no_diffusion variant's probabilities, nil without one.
+func (p predictionJSON) base() *[2]float64 {
+	v, ok := p.Variants["no_diffusion"]
+	if !ok {
+		return nil
+	}
+	return &v
 }
 
 // predictAll returns the predict --all --json lines of db.
@@ -50,7 +59,7 @@ func TestPredictCommand(t *testing.T) {
 		t.Fatalf("%d views", len(all))
 	}
 	for i, p := range all {
-		if p.ID == 0 || p.Source != "view" || p.Stale || p.Subgraphs < 1 || p.Baseline == nil {
+		if p.ID == 0 || p.Source != "view" || p.Stale || p.Subgraphs < 1 || p.base() == nil {
 			t.Fatalf("--all line %d: %+v", i, p)
 		}
 		if s := p.Probs[0] + p.Probs[1]; s < 0.999 || s > 1.001 || (p.Class == 1) != (p.Probs[1] > 0.5) {
@@ -67,7 +76,7 @@ func TestPredictCommand(t *testing.T) {
 	}
 	var p predictionJSON
 	decodeStrict(t, out, &p)
-	if p.ID != first.ID || p.Node != first.Node || p.Probs != first.Probs || p.Baseline == nil || *p.Baseline != *first.Baseline ||
+	if p.ID != first.ID || p.Node != first.Node || p.Probs != first.Probs || p.base() == nil || *p.base() != *first.base() ||
 		p.Source != "view" || p.Subgraphs != first.Subgraphs || p.Model == "" || p.Model != first.Model {
 		t.Errorf("predict --node %d = %+v, --all has %+v", first.ID, p, first)
 	}
@@ -81,8 +90,8 @@ func TestPredictCommand(t *testing.T) {
 		t.Fatalf("text output:\n%s", out)
 	}
 	for i, q := range []predictionJSON{first, last} {
-		want := fmt.Sprintf("node %d: class %d  P(1)=%.4f  subgraphs %d  source view  w/o-diffusion P(1)=%.4f",
-			q.ID, q.Class, q.Probs[1], q.Subgraphs, q.Baseline[1])
+		want := fmt.Sprintf("node %d: class %d  P(1)=%.4f  subgraphs %d  source view  no_diffusion P(1)=%.4f",
+			q.ID, q.Class, q.Probs[1], q.Subgraphs, q.base()[1])
 		if !strings.HasPrefix(lines[i], want) {
 			t.Errorf("line %q, want prefix %q", lines[i], want)
 		}
@@ -100,7 +109,7 @@ func TestPredictCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	decodeStrict(t, out, &p)
-	if p.Source != "cold" || p.Probs != last.Probs || p.Subgraphs != last.Subgraphs || *p.Baseline != *last.Baseline {
+	if p.Source != "cold" || p.Probs != last.Probs || p.Subgraphs != last.Subgraphs || *p.base() != *last.base() {
 		t.Errorf("cold prediction %+v, view %+v", p, last)
 	}
 

@@ -50,7 +50,7 @@ func TestRefreshCommand(t *testing.T) {
 	}
 	for i := range inc {
 		a, b := inc[i], full[i]
-		if a.ID != b.ID || a.Probs != b.Probs || *a.Baseline != *b.Baseline || a.Subgraphs != b.Subgraphs || a.Stale || b.Stale {
+		if a.ID != b.ID || a.Probs != b.Probs || *a.base() != *b.base() || a.Subgraphs != b.Subgraphs || a.Stale || b.Stale {
 			t.Fatalf("node %d: refreshed %+v, rebuilt %+v", a.ID, a, b)
 		}
 	}

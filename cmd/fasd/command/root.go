@@ -68,7 +68,7 @@ func ExitCode(err error) int {
 	case errors.As(err, &ue), errors.Is(err, dump.ErrSpec), errors.Is(err, dump.ErrUnknownPreset),
 		errors.Is(err, index.ErrInvalid), errors.Is(err, synth.ErrConfig), errors.Is(err, split.ErrParams):
 		return ExitUsage
-	case errors.Is(err, index.ErrIncompleteLoad), errors.Is(err, index.ErrGraphExists), errors.Is(err, index.ErrNoGraph),
+	case errors.Is(err, index.ErrIncompleteLoad), errors.Is(err, index.ErrGraphExists), errors.Is(err, index.ErrNoGraph), errors.Is(err, index.ErrDependents),
 		errors.Is(err, index.ErrFormat), errors.Is(err, index.ErrCorrupt), errors.Is(err, ErrNoStore),
 		errors.Is(err, storage.ErrBackendMismatch), errors.Is(err, storage.ErrFormat), errors.Is(err, storage.ErrNotStore),
 		errors.Is(err, query.ErrNoModel):

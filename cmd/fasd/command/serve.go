@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net"
 
-	"github.com/fasd-db/fasd/query"
+	"github.com/fasd-db/fasd/httpapi"
 	"github.com/spf13/cobra"
 )
 
@@ -43,7 +43,7 @@ Errors are JSON {"error": ...} with a 4xx status for bad input.
 			}
 			defer func() { err = errors.Join(err, e.Close()) }()
 			errOut := cmd.ErrOrStderr()
-			err = query.Serve(cmd.Context(), e, addr, &query.ServerOptions{MaxBodyBytes: maxBody, MaxItems: maxItems},
+			err = httpapi.Serve(cmd.Context(), e, addr, &httpapi.Options{MaxBodyBytes: maxBody, MaxItems: maxItems},
 				func(a net.Addr) { fmt.Fprintf(errOut, "serving on http://%s\n", a) })
 			if err != nil {
 				return fmt.Errorf("serve: %w", err)

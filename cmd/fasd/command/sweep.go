@@ -9,7 +9,7 @@ import (
 	"strconv"
 
 	"github.com/fasd-db/fasd/fasd/pipeline"
-	"github.com/fasd-db/fasd/query"
+	"github.com/fasd-db/fasd/runs"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"gonum.org/v1/plot"
@@ -82,7 +82,7 @@ Figures 2 and 3.
 			}
 			defer func() { err = errors.Join(err, s.Close()) }()
 			sp := &stageProgress{w: errOut}
-			pts, err := query.Sweep(cmd.Context(), g, cfg, o.Steps, o.Lambdas, sp.callbacks())
+			pts, err := runs.Sweep(cmd.Context(), g, cfg, o.Steps, o.Lambdas, sp.callbacks())
 			if err != nil {
 				return fmt.Errorf("sweep: %w", err)
 			}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/fasd-db/fasd/fasd/pipeline"
 	"github.com/fasd-db/fasd/internal/progress"
-	"github.com/fasd-db/fasd/query"
+	"github.com/fasd-db/fasd/runs"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -22,11 +22,10 @@ import (
 // optional TOML file and dotted-key overrides, applied in that order (the
 // seed flag last).
 type ConfigOptions struct {
-	Preset  string
-	Config  string
-	Sets    []string
-	Seed    uint64
-	seedSet bool
+	Preset string
+	Config string
+	Sets   []string
+	Seed   uint64
 	// MaxTime refuses a run whose printed estimate exceeds it (0: no
 	// limit).
 	MaxTime time.Duration
@@ -186,7 +185,7 @@ func newTrainCommand() *cobra.Command {
 		Long: `Train runs the FASD pipeline on the stored graph: it samples one subgraph per
 labelled node, trains g_sen, the fairness-aware score networks and the
 classifier on the debiased subgraphs, evaluates Acc, ΔDP and ΔEO on the test
-nodes, and stores the models and a run record in the store (see query.SaveRun).
+nodes, and stores the models and a run record in the store (see runs.Save).
 The effective config is printed first, then a time estimate from a short run
 of every stage.
 
@@ -214,7 +213,7 @@ of every stage.
 			sp := &stageProgress{w: errOut}
 			ctx, cancel := context.WithCancelCause(cmd.Context())
 			defer cancel(nil)
-			rec, res, err := query.Train(ctx, g, cfg, &query.TrainOptions{
+			rec, res, err := runs.Train(ctx, g, cfg, &runs.TrainOptions{
 				Variants: variants, Diagnostics: o.Diagnostics, NoSave: o.NoSave, Callbacks: sp.callbacks(),
 				Sampled: func(in *pipeline.Input, d time.Duration) {
 					fmt.Fprintf(errOut, "sampled %d subgraphs in %s\n", len(in.Subgraphs), d.Round(time.Millisecond))
@@ -259,7 +258,7 @@ func pct(x pipeline.Num) string {
 	return fmt.Sprintf("%.2f", 100*float64(x))
 }
 
-func printRun(w io.Writer, rec *query.RunRecord, res *pipeline.Result) {
+func printRun(w io.Writer, rec *runs.Record, res *pipeline.Result) {
 	if rec.ID != 0 {
 		fmt.Fprintf(w, "run %d (seed %d, graph version %d, models %d bytes)\n", rec.ID, rec.Seed, rec.GraphVersion, rec.ModelBytes)
 	} else {

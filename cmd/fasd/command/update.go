@@ -45,20 +45,22 @@ re-debiases them right away (otherwise run fasd refresh).
 				return err
 			}
 			defer func() { err = errors.Join(err, e.Close()) }()
-			var req query.NodesRequest
+			u := query.ExternalUpdate{AddEdges: add, RemoveEdges: remove}
 			if nodes != "" {
 				f, err := os.Open(nodes)
 				if err != nil {
 					return fmt.Errorf("update: %w", err)
 				}
-				r, err := query.DecodeNodesRequest(f, 1<<30, len(e.Graph().Schema().Features))
+				u.Nodes, err = query.DecodeNodes(f)
 				f.Close()
 				if err != nil {
 					return usagef("update: %s: %v", nodes, err)
 				}
-				req = *r
+				if err := u.Validate(len(e.Graph().Schema().Features)); err != nil {
+					return usagef("update: %s: %v", nodes, err)
+				}
 			}
-			rep, err := e.ApplyExternal(cmd.Context(), req.Nodes, add, remove)
+			rep, err := e.ApplyExternal(cmd.Context(), u)
 			if err != nil {
 				return fmt.Errorf("update: %w", err)
 			}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fasd-db/fasd/index"
 	"github.com/fasd-db/fasd/index/synth"
 	"github.com/fasd-db/fasd/query"
 )
@@ -47,9 +48,8 @@ func updateFiles(t *testing.T) (edges, nodes string) {
 	for i := range feat {
 		feat[i] = float32(i)/6 - 0.4
 	}
-	one := int8(1)
-	b, err := json.Marshal(query.NodesRequest{Nodes: []query.NodeRequest{{
-		ID: 777, Features: feat, Sensitive: &one, Label: &one, Split: "test",
+	b, err := json.Marshal(map[string][]query.NewNode{"nodes": {{
+		ID: 777, Features: feat, Sensitive: 1, Label: 1, Split: index.SplitTest,
 		Edges: []int64{synth.NodeID(0), synth.NodeID(1), synth.NodeID(2)},
 	}}})
 	if err != nil {

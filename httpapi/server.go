@@ -1,0 +1,699 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fasd-db/fasd/index"
+	"github.com/fasd-db/fasd/query"
+)
+
+// Options configure the HTTP API. A nil *Options means all defaults; zero
+// fields mean the default.
+type Options struct {
+	// MaxBodyBytes bounds a request body; 0 means 1 MiB. Larger bodies get
+	// 413.
+	MaxBodyBytes int64
+	// MaxItems bounds the ids, edges or nodes of one request; 0 means
+	// 10,000.
+	MaxItems int
+	// ShutdownTimeout bounds the graceful shutdown of Serve; 0 means 10 s.
+	ShutdownTimeout time.Duration
+	// ReadHeaderTimeout bounds the time to read a request head from its
+	// first byte; 0 means 10 s.
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds the time to read a whole request, body included;
+	// 0 means 1 min.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds the time from the end of the request head to the
+	// end of the answer; 0 means 10 min (a refresh of many subgraphs
+	// answers only when done).
+	WriteTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection idle that long; 0 means
+	// 2 min.
+	IdleTimeout time.Duration
+}
+
+// Validate reports every negative field.
+func (o *Options) Validate() error {
+	if o == nil {
+		return nil
+	}
+	var errs []error
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"MaxBodyBytes", o.MaxBodyBytes}, {"MaxItems", int64(o.MaxItems)}, {"ShutdownTimeout", int64(o.ShutdownTimeout)},
+		{"ReadHeaderTimeout", int64(o.ReadHeaderTimeout)}, {"ReadTimeout", int64(o.ReadTimeout)},
+		{"WriteTimeout", int64(o.WriteTimeout)}, {"IdleTimeout", int64(o.IdleTimeout)},
+	} {
+		if f.v < 0 {
+			errs = append(errs, fmt.Errorf("%w: %s %d, want ≥ 0", query.ErrInvalid, f.name, f.v))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults returns a copy of o with every zero field set to its
+// default.
+func (o *Options) withDefaults() Options {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	setDefault(&c.MaxBodyBytes, 1<<20)
+	setDefault(&c.MaxItems, 10000)
+	setDefault(&c.ShutdownTimeout, 10*time.Second)
+	setDefault(&c.ReadHeaderTimeout, 10*time.Second)
+	setDefault(&c.ReadTimeout, time.Minute)
+	setDefault(&c.WriteTimeout, 10*time.Minute)
+	setDefault(&c.IdleTimeout, 2*time.Minute)
+	return c
+}
+
+func setDefault[T int | int64 | time.Duration](p *T, def T) {
+	if *p == 0 {
+		*p = def
+	}
+}
+
+// Request bodies of the API.
+type (
+	// PredictRequest is the body of POST /v1/predict.
+	PredictRequest struct {
+		IDs []int64 `json:"ids"`
+		// Cold computes missing or stale predictions (default true); with
+		// false, stale views are returned marked stale and missing ones
+		// with 0 subgraphs.
+		Cold *bool `json:"cold,omitempty"`
+	}
+	// EdgesRequest is the body of POST and DELETE /v1/edges: pairs of
+	// external ids.
+	EdgesRequest struct {
+		Edges [][2]int64 `json:"edges"`
+	}
+	// NodesRequest is the body of POST /v1/nodes (see query.DecodeNodes
+	// for the form of a node).
+	NodesRequest struct {
+		Nodes []query.NewNode `json:"nodes"`
+	}
+)
+
+// errorBody is the JSON body of every 4xx/5xx answer.
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+// httpError carries a status code.
+type httpError struct {
+	status int
+	err    error
+}
+
+func (e *httpError) Error() string { return e.err.Error() }
+func (e *httpError) Unwrap() error { return e.err }
+
+func badRequest(format string, args ...any) error {
+	return &httpError{http.StatusBadRequest, fmt.Errorf(format, args...)}
+}
+
+// decodeJSON decodes exactly one JSON value of type T from r, rejecting
+// unknown fields and trailing data.
+func decodeJSON[T any](r io.Reader, dst *T) error {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("request body over %d bytes", mbe.Limit)}
+		}
+		return badRequest("invalid JSON body: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return badRequest("invalid JSON body: trailing data after the value")
+	}
+	return nil
+}
+
+// DecodePredictRequest decodes and validates a POST /v1/predict body.
+func DecodePredictRequest(r io.Reader, maxItems int) (*PredictRequest, error) {
+	var req PredictRequest
+	if err := decodeJSON(r, &req); err != nil {
+		return nil, err
+	}
+	if len(req.IDs) == 0 {
+		return nil, badRequest("ids: at least one id is required")
+	}
+	if len(req.IDs) > maxItems {
+		return nil, &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("ids: %d ids, at most %d", len(req.IDs), maxItems)}
+	}
+	return &req, nil
+}
+
+// DecodeEdgesRequest decodes and validates a /v1/edges body.
+func DecodeEdgesRequest(r io.Reader, maxItems int) (*EdgesRequest, error) {
+	// Decoded as lists so that a pair of the wrong length is an error
+	// rather than zero-filled.
+	var raw struct {
+		Edges [][]int64 `json:"edges"`
+	}
+	if err := decodeJSON(r, &raw); err != nil {
+		return nil, err
+	}
+	if len(raw.Edges) == 0 {
+		return nil, badRequest("edges: at least one edge is required")
+	}
+	if len(raw.Edges) > maxItems {
+		return nil, &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("edges: %d edges, at most %d", len(raw.Edges), maxItems)}
+	}
+	req := &EdgesRequest{Edges: make([][2]int64, len(raw.Edges))}
+	for i, e := range raw.Edges {
+		if len(e) != 2 {
+			return nil, badRequest("edges[%d]: %d ids, want a pair", i, len(e))
+		}
+		if e[0] == e[1] {
+			return nil, badRequest("edges[%d]: self-loop on %d", i, e[0])
+		}
+		req.Edges[i] = [2]int64{e[0], e[1]}
+	}
+	return req, nil
+}
+
+// DecodeNodesRequest decodes a POST /v1/nodes body (query.DecodeNodes)
+// and checks it against the item limit and a graph of dim features
+// (query.ExternalUpdate.Validate).
+func DecodeNodesRequest(r io.Reader, maxItems, dim int) (*NodesRequest, error) {
+	nodes, err := query.DecodeNodes(r)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("request body over %d bytes", mbe.Limit)}
+		}
+		return nil, &httpError{http.StatusBadRequest, err}
+	}
+	if len(nodes) > maxItems {
+		return nil, &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("nodes: %d nodes, at most %d", len(nodes), maxItems)}
+	}
+	edges := 0
+	for _, n := range nodes {
+		edges += len(n.Edges)
+	}
+	if edges > maxItems {
+		return nil, &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("nodes: %d edges, at most %d", edges, maxItems)}
+	}
+	u := query.ExternalUpdate{Nodes: nodes}
+	if err := u.Validate(dim); err != nil {
+		return nil, &httpError{http.StatusBadRequest, err}
+	}
+	return &NodesRequest{Nodes: nodes}, nil
+}
+
+// routeStats count the requests of one route without a lock: the common
+// status codes have their own counters, others go to a locked map.
+type routeStats struct {
+	count atomic.Int64
+	nanos atomic.Int64
+	codes [len(trackedCodes)]atomic.Int64
+	mu    sync.Mutex
+	other map[int]int64
+}
+
+// trackedCodes are the status codes the API answers with.
+var trackedCodes = [...]int{200, 400, 404, 405, 413, 500, 503}
+
+func (rs *routeStats) add(code int, d time.Duration) {
+	rs.count.Add(1)
+	rs.nanos.Add(int64(d))
+	for i, c := range trackedCodes {
+		if c == code {
+			rs.codes[i].Add(1)
+			return
+		}
+	}
+	rs.mu.Lock()
+	if rs.other == nil {
+		rs.other = map[int]int64{}
+	}
+	rs.other[code]++
+	rs.mu.Unlock()
+}
+
+// byCode returns the non-zero counts by status code.
+func (rs *routeStats) byCode() map[int]int64 {
+	m := map[int]int64{}
+	for i, c := range trackedCodes {
+		if n := rs.codes[i].Load(); n > 0 {
+			m[c] = n
+		}
+	}
+	rs.mu.Lock()
+	for c, n := range rs.other {
+		m[c] += n
+	}
+	rs.mu.Unlock()
+	return m
+}
+
+type server struct {
+	e      *query.Engine
+	o      Options
+	mux    *http.ServeMux
+	routes map[string]*routeStats
+	names  []string
+	start  time.Time
+	inflt  atomic.Int64
+	// pred are the stats of the prediction route, also counted by the
+	// handler's shortcut for it.
+	pred *routeStats
+}
+
+// NewHandler returns the JSON HTTP API over e:
+//
+//	GET    /v1/nodes/{id}/prediction   fair prediction of a node (external id)
+//	GET    /v1/nodes/{id}/subgraph     debiased subgraph rooted at a node
+//	POST   /v1/predict                 {"ids":[…], "cold":true} → predictions
+//	POST   /v1/edges, DELETE /v1/edges {"edges":[[u,v],…]} → update report
+//	POST   /v1/nodes                   {"nodes":[{id, features, sensitive,
+//	                                    label, split, edges}]} → update report
+//	POST   /v1/refresh                 → refresh report
+//	GET    /v1/audit?set=test|labelled → audit report
+//	GET    /healthz                    → status
+//	GET    /metrics                    Prometheus text format
+//
+// Errors are JSON {"error": "..."} with 400 (bad input), 404 (unknown node
+// or path), 405 (method), 413 (body or item count over the limits), 500.
+//
+// GET /v1/nodes/{id}/prediction with a plain decimal id skips the router
+// and encodes its answer without reflection (the most frequent request);
+// every other request, including odd spellings of that path, goes through
+// an http.ServeMux.
+func NewHandler(e *query.Engine, opts *Options) http.Handler {
+	s := &server{e: e, o: opts.withDefaults(), routes: map[string]*routeStats{}, start: time.Now()}
+	mux := http.NewServeMux()
+	handle := func(pattern, name string, methods []string, h func(w http.ResponseWriter, r *http.Request) (any, error)) {
+		rs := &routeStats{}
+		s.routes[name] = rs
+		s.names = append(s.names, name)
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			t0 := time.Now()
+			s.inflt.Add(1)
+			defer s.inflt.Add(-1)
+			code := s.serve(w, r, methods, h)
+			rs.add(code, time.Since(t0))
+		})
+	}
+	handle("/v1/nodes/{id}/prediction", "prediction", []string{http.MethodGet}, s.prediction)
+	handle("/v1/nodes/{id}/subgraph", "subgraph", []string{http.MethodGet}, s.subgraph)
+	handle("/v1/predict", "predict", []string{http.MethodPost}, s.predict)
+	handle("/v1/edges", "edges", []string{http.MethodPost, http.MethodDelete}, s.edges)
+	handle("/v1/nodes", "nodes", []string{http.MethodPost}, s.nodes)
+	handle("/v1/refresh", "refresh", []string{http.MethodPost}, s.refresh)
+	handle("/v1/audit", "audit", []string{http.MethodGet}, s.audit)
+	handle("/healthz", "healthz", []string{http.MethodGet}, s.healthz)
+	handle("/", "other", nil, func(http.ResponseWriter, *http.Request) (any, error) {
+		return nil, &httpError{http.StatusNotFound, errors.New("no such endpoint")}
+	})
+	mux.HandleFunc("/metrics", s.metrics)
+	s.mux, s.pred = mux, s.routes["prediction"]
+	return s
+}
+
+const (
+	predPrefix = "/v1/nodes/"
+	predSuffix = "/prediction"
+)
+
+// predictionID recognises a GET of "/v1/nodes/ID/prediction" (see
+// predictionPathID).
+func predictionID(r *http.Request) (int64, bool) {
+	if r.Method != http.MethodGet || r.URL.RawPath != "" {
+		return 0, false
+	}
+	return predictionPathID(r.URL.Path)
+}
+
+// predictionPathID recognises "/v1/nodes/ID/prediction" with ID an optional
+// '-' and 1 to 18 decimal digits (no overflow), a spelling the router
+// would also accept and strconv parse to the same id.
+func predictionPathID(p string) (int64, bool) {
+	if len(p) <= len(predPrefix)+len(predSuffix) ||
+		p[:len(predPrefix)] != predPrefix || p[len(p)-len(predSuffix):] != predSuffix {
+		return 0, false
+	}
+	id := p[len(predPrefix) : len(p)-len(predSuffix)]
+	digits := id
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 {
+		return 0, false
+	}
+	var v int64
+	for i := 0; i < len(digits); i++ {
+		c := digits[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if id[0] == '-' {
+		v = -v
+	}
+	return v, true
+}
+
+// bufPool holds response buffers of the prediction shortcut.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// jsonContentType is shared by every answer; net/http only reads it.
+var jsonContentType = []string{"application/json"}
+
+// dateHeader is the Date header value of the current second, shared by the
+// answers of the prediction shortcut so that net/http does not format one
+// per request.
+type dateHeader struct {
+	sec int64
+	val []string
+}
+
+var curDate atomic.Pointer[dateHeader]
+
+func dateFor(t time.Time) []string {
+	sec := t.Unix()
+	if d := curDate.Load(); d != nil && d.sec == sec {
+		return d.val
+	}
+	d := &dateHeader{sec: sec, val: []string{t.UTC().Format(http.TimeFormat)}}
+	curDate.Store(d)
+	return d.val
+}
+
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id, ok := predictionID(r)
+	if !ok {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	t0 := time.Now()
+	s.inflt.Add(1)
+	defer s.inflt.Add(-1)
+	var code int
+	p, err := s.e.PredictExternal(r.Context(), id)
+	if err != nil {
+		code = writeJSON(w, statusOf(err), errorBody{err.Error()})
+	} else {
+		bp := bufPool.Get().(*[]byte)
+		b, ok := appendPrediction((*bp)[:0], &p)
+		if ok {
+			b = append(b, '\n')
+			h := w.Header()
+			h["Content-Type"] = jsonContentType
+			h["Date"] = dateFor(t0)
+			w.WriteHeader(http.StatusOK)
+			w.Write(b)
+			code = http.StatusOK
+		} else {
+			code = writeJSON(w, http.StatusOK, p) // reports the encoding error
+		}
+		*bp = b
+		bufPool.Put(bp)
+	}
+	s.pred.add(code, time.Since(t0))
+}
+
+// serve runs h and writes its JSON result or error; it returns the status.
+func (s *server) serve(w http.ResponseWriter, r *http.Request, methods []string, h func(http.ResponseWriter, *http.Request) (any, error)) int {
+	if methods != nil {
+		ok := false
+		for _, m := range methods {
+			ok = ok || r.Method == m
+		}
+		if !ok {
+			w.Header().Set("Allow", strings.Join(methods, ", "))
+			return writeJSON(w, http.StatusMethodNotAllowed, errorBody{fmt.Sprintf("method %s not allowed", r.Method)})
+		}
+	}
+	if r.Body != http.NoBody {
+		r.Body = http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes)
+	}
+	v, err := h(w, r)
+	if err != nil {
+		return writeJSON(w, statusOf(err), errorBody{err.Error()})
+	}
+	return writeJSON(w, http.StatusOK, v)
+}
+
+func statusOf(err error) int {
+	var he *httpError
+	switch {
+	case errors.As(err, &he):
+		return he.status
+	case errors.Is(err, query.ErrUnknownNode), errors.Is(err, query.ErrNotRoot), errors.Is(err, index.ErrNodeRange), errors.Is(err, index.ErrUnknownID):
+		return http.StatusNotFound
+	case errors.Is(err, index.ErrInvalid), errors.Is(err, index.ErrSelfLoop), errors.Is(err, index.ErrDuplicateID), errors.Is(err, query.ErrInvalid):
+		return http.StatusBadRequest
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		code = http.StatusInternalServerError
+		b, _ = json.Marshal(errorBody{"encode response: " + err.Error()})
+	}
+	w.Header()["Content-Type"] = jsonContentType
+	w.WriteHeader(code)
+	w.Write(append(b, '\n'))
+	return code
+}
+
+func (s *server) prediction(_ http.ResponseWriter, r *http.Request) (any, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		return nil, badRequest("node id %q is not an integer", r.PathValue("id"))
+	}
+	p, err := s.e.PredictExternal(r.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (s *server) subgraph(_ http.ResponseWriter, r *http.Request) (any, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		return nil, badRequest("node id %q is not an integer", r.PathValue("id"))
+	}
+	return s.e.SubgraphExternal(r.Context(), id)
+}
+
+func (s *server) predict(_ http.ResponseWriter, r *http.Request) (any, error) {
+	req, err := DecodePredictRequest(r.Body, s.o.MaxItems)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := s.e.PredictManyExternal(r.Context(), req.IDs, req.Cold == nil || *req.Cold)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"predictions": ps}, nil
+}
+
+func (s *server) edges(_ http.ResponseWriter, r *http.Request) (any, error) {
+	req, err := DecodeEdgesRequest(r.Body, s.o.MaxItems)
+	if err != nil {
+		return nil, err
+	}
+	return s.e.EdgesExternal(r.Context(), req.Edges, r.Method == http.MethodPost)
+}
+
+func (s *server) nodes(_ http.ResponseWriter, r *http.Request) (any, error) {
+	req, err := DecodeNodesRequest(r.Body, s.o.MaxItems, len(s.e.Graph().Schema().Features))
+	if err != nil {
+		return nil, err
+	}
+	return s.e.AddNodesExternal(r.Context(), req.Nodes)
+}
+
+func (s *server) refresh(_ http.ResponseWriter, r *http.Request) (any, error) {
+	if err := ensureEmptyBody(r.Body); err != nil {
+		return nil, err
+	}
+	return s.e.Refresh(r.Context())
+}
+
+// ensureEmptyBody accepts an empty body, whitespace or "{}".
+func ensureEmptyBody(r io.Reader) error {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("request body over %d bytes", mbe.Limit)}
+		}
+		return badRequest("read body: %v", err)
+	}
+	if b = bytes.TrimSpace(b); len(b) > 0 && string(b) != "{}" {
+		return badRequest("this endpoint takes no body")
+	}
+	return nil
+}
+
+func (s *server) audit(_ http.ResponseWriter, r *http.Request) (any, error) {
+	set := r.URL.Query().Get("set")
+	if set != "" && set != "test" && set != "labelled" {
+		return nil, badRequest("set %q: want test or labelled", set)
+	}
+	return s.e.Audit(r.Context(), set)
+}
+
+func (s *server) healthz(_ http.ResponseWriter, _ *http.Request) (any, error) {
+	st, err := s.e.Status()
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"status": "ok", "views": st}, nil
+}
+
+// metrics writes the Prometheus text exposition format.
+func (s *server) metrics(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", http.MethodGet)
+		writeJSON(w, http.StatusMethodNotAllowed, errorBody{"method not allowed"})
+		return
+	}
+	var b strings.Builder
+	metric := func(name, kind, help string) {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, kind)
+	}
+	metric("fasd_http_requests_total", "counter", "HTTP requests by route and status code.")
+	names := append([]string(nil), s.names...)
+	sort.Strings(names)
+	for _, n := range names {
+		byCode := s.routes[n].byCode()
+		codes := make([]int, 0, len(byCode))
+		for c := range byCode {
+			codes = append(codes, c)
+		}
+		sort.Ints(codes)
+		for _, c := range codes {
+			fmt.Fprintf(&b, "fasd_http_requests_total{route=%q,code=\"%d\"} %d\n", n, c, byCode[c])
+		}
+	}
+	metric("fasd_http_request_duration_seconds", "summary", "Time spent serving requests, by route.")
+	for _, n := range names {
+		rs := s.routes[n]
+		fmt.Fprintf(&b, "fasd_http_request_duration_seconds_sum{route=%q} %g\n", n, time.Duration(rs.nanos.Load()).Seconds())
+		fmt.Fprintf(&b, "fasd_http_request_duration_seconds_count{route=%q} %d\n", n, rs.count.Load())
+	}
+	metric("fasd_http_requests_in_flight", "gauge", "Requests being served.")
+	fmt.Fprintf(&b, "fasd_http_requests_in_flight %d\n", s.inflt.Load())
+	metric("fasd_predictions_total", "counter", "Predictions served, by source.")
+	st := s.e.Counters()
+	fmt.Fprintf(&b, "fasd_predictions_total{source=\"view\"} %d\n", st.PredictionsView)
+	fmt.Fprintf(&b, "fasd_predictions_total{source=\"cold\"} %d\n", st.PredictionsCold)
+	fmt.Fprintf(&b, "fasd_predictions_total{source=\"approx\"} %d\n", st.PredictionsApprox)
+	metric("fasd_subgraphs_computed_total", "counter", "Subgraphs sampled, debiased and classified.")
+	fmt.Fprintf(&b, "fasd_subgraphs_computed_total %d\n", st.SubgraphsComputed)
+	metric("fasd_subgraph_cache_requests_total", "counter", "Debiased-subgraph requests, by cache result.")
+	fmt.Fprintf(&b, "fasd_subgraph_cache_requests_total{result=\"hit\"} %d\n", st.SubgraphCacheHits)
+	fmt.Fprintf(&b, "fasd_subgraph_cache_requests_total{result=\"miss\"} %d\n", st.SubgraphCacheMisses)
+	metric("fasd_subgraph_cache_entries", "gauge", "Debiased subgraphs in the in-memory cache.")
+	fmt.Fprintf(&b, "fasd_subgraph_cache_entries %d\n", st.SubgraphCacheEntries)
+	metric("fasd_subgraph_cache_bytes", "gauge", "Bytes of the cached debiased subgraphs.")
+	fmt.Fprintf(&b, "fasd_subgraph_cache_bytes %d\n", st.SubgraphCacheBytes)
+	metric("fasd_updates_total", "counter", "Graph updates applied.")
+	fmt.Fprintf(&b, "fasd_updates_total %d\n", st.Updates)
+	metric("fasd_refreshes_total", "counter", "Refreshes and materializations run.")
+	fmt.Fprintf(&b, "fasd_refreshes_total %d\n", st.Refreshes)
+	if vs, err := s.e.Status(); err == nil {
+		metric("fasd_graph_version", "gauge", "Current graph version.")
+		fmt.Fprintf(&b, "fasd_graph_version %d\n", vs.GraphVersion)
+		metric("fasd_views_complete", "gauge", "1 when every root has a view.")
+		c := 0
+		if vs.Complete {
+			c = 1
+		}
+		fmt.Fprintf(&b, "fasd_views_complete %d\n", c)
+		metric("fasd_view_roots", "gauge", "Subgraphs with a stored record.")
+		fmt.Fprintf(&b, "fasd_view_roots %d\n", vs.Roots)
+		metric("fasd_dirty_roots", "gauge", "Subgraphs waiting for a refresh.")
+		fmt.Fprintf(&b, "fasd_dirty_roots %d\n", vs.DirtyRoots)
+		metric("fasd_stale_nodes", "gauge", "Nodes whose view may be out of date.")
+		fmt.Fprintf(&b, "fasd_stale_nodes %d\n", vs.StaleNodes)
+	}
+	metric("fasd_uptime_seconds", "gauge", "Seconds since the handler was built.")
+	fmt.Fprintf(&b, "fasd_uptime_seconds %g\n", time.Since(s.start).Seconds())
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	io.WriteString(w, b.String())
+}
+
+// NewServer returns an http.Server for the API over e with the timeouts
+// of opts (ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout) and
+// addr as its address; run it with ListenAndServe or Serve.
+func NewServer(e *query.Engine, addr string, opts *Options) (*http.Server, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	o := opts.withDefaults()
+	return &http.Server{
+		Addr:              addr,
+		Handler:           NewHandler(e, &o),
+		ReadHeaderTimeout: o.ReadHeaderTimeout,
+		ReadTimeout:       o.ReadTimeout,
+		WriteTimeout:      o.WriteTimeout,
+		IdleTimeout:       o.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+	}, nil
+}
+
+// Serve serves the API on addr (an http.Server of NewServer) until ctx is
+// done, then shuts down gracefully: in-flight requests finish, up to
+// ShutdownTimeout. ready, if set, is called with the listening address
+// once the socket is open.
+func Serve(ctx context.Context, e *query.Engine, addr string, opts *Options, ready func(net.Addr)) error {
+	srv, err := NewServer(e, addr, opts)
+	if err != nil {
+		return err
+	}
+	o := opts.withDefaults()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("httpapi: listen: %w", err)
+	}
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc: // the server failed before shutdown
+		return fmt.Errorf("httpapi: serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), o.ShutdownTimeout)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	if err != nil {
+		return fmt.Errorf("httpapi: shutdown: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,114 @@
+package querytest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/fasd-db/fasd/index"
+	"github.com/fasd-db/fasd/index/dump"
+	"github.com/fasd-db/fasd/index/synth"
+	"github.com/fasd-db/fasd/storage"
+)
+
+// OpenMem opens an in-memory store of backend b ("" = the default) that is
+// closed when the test ends.
+func OpenMem(t testing.TB, b storage.Backend) storage.Store {
+	t.Helper()
+	s, err := storage.Open("", &storage.Options{InMemory: true, NoSync: true, Backend: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// FeatureNames returns d feature names f0, f1, ….
+func FeatureNames(d int) []string {
+	names := make([]string, d)
+	for i := range names {
+		names[i] = fmt.Sprintf("f%d", i)
+	}
+	return names
+}
+
+// RandomNode draws the attributes of a node with external id ext and d
+// features: 5 % of unknown sensitive value, 60 % labelled, most labelled
+// nodes in the split.
+func RandomNode(rng *rand.Rand, ext int64, d int) index.Node {
+	n := index.Node{ExternalID: ext, Sensitive: int8(rng.IntN(2)), Label: index.Unlabelled, Features: make([]float32, d)}
+	if rng.IntN(20) == 0 {
+		n.Sensitive = index.Unknown
+	}
+	if rng.IntN(10) < 6 {
+		n.Label = int8(rng.IntN(2))
+		if n.Sensitive >= 0 || rng.IntN(2) == 0 {
+			n.Split = index.Splits[rng.IntN(3)]
+		}
+	}
+	for i := range n.Features {
+		n.Features[i] = float32(rng.NormFloat64())
+	}
+	return n
+}
+
+// NewGraph builds, in s, a random graph of n nodes (external ids 1000,
+// 1001, …) with d features and about deg·n/2 edges.
+func NewGraph(t testing.TB, s storage.Store, n, d int, deg float64, seed uint64) *index.Graph {
+	t.Helper()
+	g, err := index.Create(s, index.Schema{Features: FeatureNames(d)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, 1))
+	_, err = g.Update(context.Background(), func(tx *index.Tx) error {
+		for i := range n {
+			if _, err := tx.AddNode(RandomNode(rng, int64(1000+i), d)); err != nil {
+				return err
+			}
+		}
+		for range int(deg * float64(n) / 2) {
+			u, v := uint32(rng.IntN(n)), uint32(rng.IntN(n))
+			if u == v {
+				continue
+			}
+			if _, err := tx.AddEdge(u, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// LoadSynth generates the synth preset name (synth.Preset) and loads it
+// into an on-disk Pebble store under dir, closed when the test ends.
+func LoadSynth(t testing.TB, name, dir string) storage.Store {
+	t.Helper()
+	cfg, err := synth.Preset(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _, err := synth.Write(context.Background(), filepath.Join(dir, "dump"), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := storage.Open(filepath.Join(dir, "store"), &storage.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	p, err := dump.LookupPreset("synth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := index.Load(context.Background(), s, &index.LoadOptions{Nodes: files.Nodes, Edges: files.Edges, Spec: p.Spec, Source: "synth " + name}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

@@ -1,0 +1,182 @@
+package runs
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fasd-db/fasd/fasd"
+	"github.com/fasd-db/fasd/fasd/pipeline"
+	"github.com/fasd-db/fasd/index"
+)
+
+// TrainInput reads the graph of view v for one training run of cfg: all node
+// records (features, sensitive attribute, label, split), one subgraph per
+// node of the stored train ∪ val ∪ test split, sampled with cfg's sampler
+// over v.SampleNeighbors and the per-root generator
+// fasd.NewRand(fasd.RootSeed(cfg.Seed, fasd.PurposeSample, root)), and,
+// with withGraph, the full edge list for the GCN baseline.
+func TrainInput(ctx context.Context, v *index.View, cfg *pipeline.Config, withGraph bool) (*pipeline.Input, error) {
+	n := v.NumNodes()
+	d := v.NumFeatures()
+	in := &pipeline.Input{NumNodes: n, D: d, Labels: make([]int8, n), Sens: make([]int8, n), Split: make([]fasd.Split, n),
+		FeatureNames: v.FeatureNames()}
+	x := make([]float32, 0, n*d)
+	for u := 0; u < n; u++ {
+		if u%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		nd, err := v.Node(uint32(u))
+		if err != nil {
+			return nil, fmt.Errorf("read node %d: %w", u, err)
+		}
+		if len(nd.Features) != d {
+			return nil, fmt.Errorf("%w: node %d has %d features, want %d", ErrCorrupt, u, len(nd.Features), d)
+		}
+		x = append(x, nd.Features...)
+		in.Labels[u], in.Sens[u] = nd.Label, nd.Sensitive
+		in.Split[u] = nd.Split
+	}
+	src := &fasd.ArrayNodes{D: d, X: x, S: in.Sens, Y: in.Labels, Split: in.Split}
+	s, err := fasd.NewSampler(cfg.SampleOptions())
+	if err != nil {
+		return nil, err
+	}
+	var smp fasd.Sample
+	for u := 0; u < n; u++ {
+		if in.Split[u] == fasd.SplitNone {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		root := uint32(u)
+		if err := s.Sample(v, root, fasd.NewRand(fasd.RootSeed(cfg.Seed, fasd.PurposeSample, root)), &smp); err != nil {
+			return nil, fmt.Errorf("sample root %d: %w", root, err)
+		}
+		sg := new(fasd.Subgraph)
+		if err := fasd.BuildSubgraph(&smp, d, src, sg); err != nil {
+			return nil, fmt.Errorf("build subgraph of root %d: %w", root, err)
+		}
+		in.Subgraphs = append(in.Subgraphs, sg)
+	}
+	if withGraph {
+		g := &pipeline.FullGraph{X: x}
+		var nb []uint32
+		for u := 0; u < n; u++ {
+			if nb, err = v.Neighbors(uint32(u), nb[:0]); err != nil {
+				return nil, fmt.Errorf("neighbours of %d: %w", u, err)
+			}
+			for _, w := range nb {
+				if uint32(u) < w {
+					g.Edges = append(g.Edges, [2]uint32{uint32(u), w})
+				}
+			}
+		}
+		in.Graph = g
+	}
+	return in, nil
+}
+
+// TrainOptions configure Train.
+type TrainOptions struct {
+	// Variants to evaluate besides FASD; empty means FASD and w/o Diffusion
+	// (whose classifier is stored as the models' baseline).
+	Variants []pipeline.Variant
+	// Diagnostics computes the §14 diagnostics into the run record.
+	Diagnostics bool
+	// NoSave runs without persisting anything.
+	NoSave bool
+	// Retune evaluates extra debiasing settings on the trained score
+	// networks (pipeline.Options.Retune).
+	Retune    []pipeline.Retune
+	Callbacks pipeline.Callbacks
+	// Sampled, if set, is called after the input was read and sampled.
+	Sampled func(in *pipeline.Input, elapsed time.Duration)
+	// Estimated, if set, makes Train run pipeline.EstimateRun first (a few
+	// seconds) and report the extrapolated time before the long work.
+	Estimated func(est *pipeline.Estimate)
+}
+
+// Train runs the FASD pipeline of cfg on the graph g (at its current
+// version) and, unless NoSave, persists the trained models and the run
+// record in g's store (see Save). It returns the record and the full
+// result.
+func Train(ctx context.Context, g *index.Graph, cfg pipeline.Config, opt *TrainOptions) (*Record, *pipeline.Result, error) {
+	if opt == nil {
+		opt = &TrainOptions{}
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, err
+	}
+	variants := opt.Variants
+	if len(variants) == 0 {
+		variants = []pipeline.Variant{pipeline.VariantFASD, pipeline.VariantNoDiffusion}
+	}
+	withGraph := false
+	for _, v := range variants {
+		withGraph = withGraph || v == pipeline.VariantGCN
+	}
+	view, err := g.View()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer view.Close()
+	started := time.Now()
+	in, err := TrainInput(ctx, view, &cfg, withGraph)
+	if err != nil {
+		return nil, nil, err
+	}
+	sampleTime := time.Since(started)
+	if opt.Sampled != nil {
+		opt.Sampled(in, sampleTime)
+	}
+	popt := &pipeline.Options{Variants: variants, Diagnostics: opt.Diagnostics, Retune: opt.Retune, Callbacks: opt.Callbacks}
+	if opt.Estimated != nil {
+		est, err := pipeline.EstimateRun(ctx, cfg, in, popt)
+		if err != nil {
+			return nil, nil, err
+		}
+		opt.Estimated(est)
+	}
+	res, err := pipeline.Run(ctx, cfg, in, popt)
+	if err != nil {
+		return nil, nil, err
+	}
+	res.Timings = append([]pipeline.StageTiming{{Stage: "sample", Seconds: sampleTime.Seconds(), Units: len(in.Subgraphs)}}, res.Timings...)
+	rec := &Record{
+		Created:      started.UTC(),
+		Preset:       cfg.Preset,
+		Seed:         cfg.Seed,
+		Config:       cfg.TOML(),
+		GraphVersion: view.Version(),
+		Result:       res,
+	}
+	if opt.NoSave {
+		return rec, res, nil
+	}
+	if err := Save(g.Store(), rec, res.Models); err != nil {
+		return nil, nil, err
+	}
+	return rec, res, nil
+}
+
+// Sweep samples the graph g with cfg's seed and runs pipeline.Sweep over
+// the N_steps × λ grid (nothing is persisted).
+func Sweep(ctx context.Context, g *index.Graph, cfg pipeline.Config, steps []int, lambdas []float64, cb pipeline.Callbacks) ([]pipeline.SweepPoint, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	view, err := g.View()
+	if err != nil {
+		return nil, err
+	}
+	defer view.Close()
+	in, err := TrainInput(ctx, view, &cfg, false)
+	if err != nil {
+		return nil, err
+	}
+	return pipeline.Sweep(ctx, cfg, in, steps, lambdas, cb)
+}
