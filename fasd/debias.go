@@ -17,7 +17,7 @@ var ErrNonFinite = errors.New("fasd: non-finite value")
 //
 // Predict writes the ε-predictions of s_θ into outX (n×d) and of s_φ into
 // outA (n×n, symmetric, zero diagonal) for the state (x, a) at diffusion
-// time t. These are the quantities the loss of method.md §5 trains, not
+// time t. These are the quantities the loss of docs/method.md §5 trains, not
 // scores: the sampler converts them with S = −out/σ_t. FASD's networks ignore
 // t (GDSS has no time input); it is passed so that analytic models (the
 // Gaussian oracle of the tests) fit the same interface. Predict must not
@@ -129,7 +129,7 @@ type Guide interface {
 	Grad(x, a []float32, n, d int, gx, ga []float32) (float64, error)
 }
 
-// Defaults of the debiasing sampler (method.md §8, §12).
+// Defaults of the debiasing sampler (docs/method.md §8, §12).
 const (
 	DefaultDtRev    = 0.01
 	DefaultSNR      = 0.05

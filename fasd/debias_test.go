@@ -215,7 +215,7 @@ func runOracle(t *testing.T, opt DebiasOptions, sX, sA float64) (vX, vA float64)
 	return vX, vA
 }
 
-// Ensure the Gaussian-oracle test of method.md §14: with the exact score of
+// Ensure the Gaussian-oracle test of docs/method.md §14: with the exact score of
 // N(0, s²) data, the full reverse sampler from t = 1 recovers variance s²
 // for X and A, in both orders and without corrector; feeding the raw network
 // output instead of −out/σ must fail it.

@@ -4,8 +4,9 @@
 // predictor–corrector debiasing sampler, post-processing, the fairness
 // metrics, order-independent prediction averaging, and a float64 reference
 // for g_sen's input gradients. The tensors, autodiff and layers live in the
-// subpackages tensor, autodiff and nn; ../shared/docs/method.md is the spec
-// and its section numbers (§n) are cited throughout.
+// subpackages tensor, autodiff and nn. docs/method.md in this repository
+// describes the method as implemented; its section numbers (§n) are cited
+// throughout as "docs/method.md §n".
 //
 // Conventions: matrices are dense, row-major []float32 (N×D features, N×N
 // adjacency); results go into caller-provided dst buffers or into reused
@@ -71,7 +72,7 @@
 // however the work was scheduled and whether it was refreshed incrementally
 // or rebuilt.
 //
-// # Caveats and deviations from method.md
+// # Caveats and deviations from the paper (docs/method.md §16)
 //
 //   - The PC sampler adds no noise in either sub-step of the last iteration,
 //     whatever the order; GDSS's C→P order keeps the corrector noise there.

@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 )
 
-// GammaMode selects the formula of the fairness scale γ (method.md §5, §13.9).
+// GammaMode selects the formula of the fairness scale γ (docs/method.md §5, §13.9).
 type GammaMode uint8
 
 const (

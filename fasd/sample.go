@@ -8,7 +8,7 @@ import (
 	"slices"
 )
 
-// SamplerMode selects the subgraph sampler of method.md §2.
+// SamplerMode selects the subgraph sampler of docs/method.md §2.
 type SamplerMode uint8
 
 const (

@@ -175,7 +175,7 @@ func (r *recorder) Neighbors(v uint32, dst []uint32) ([]uint32, error) {
 	return r.g.(NeighborLister).Neighbors(v, dst)
 }
 
-// Ensure the invariants of method.md §14 for Algorithm 3 on many roots and
+// Ensure the invariants of docs/method.md §14 for Algorithm 3 on many roots and
 // seeds: size bound, distinct nodes, at most d expansions, every edge joins
 // an expanded node to one of its draws (and every such pair among members is
 // an edge), min(k, deg) draws per expansion, and a valid built subgraph.
@@ -468,7 +468,7 @@ func TestSampler_Deterministic(t *testing.T) {
 }
 
 // Ensure that the NBA-shaped setting (d=2, k=10) on a dense graph gives
-// nearly full 21-node subgraphs, as method.md §2 measured (mean 20.0).
+// nearly full 21-node subgraphs, as docs/method.md §2 measured (mean 20.0).
 func TestSampler_DenseGraphSizes(t *testing.T) {
 	g := randomGraph(t, 400, 0.13, 6)
 	s, _ := NewSampler(SampleOptions{Depth: 2, Fanout: 10})
@@ -524,7 +524,7 @@ func TestSampler_Errors(t *testing.T) {
 	}
 }
 
-// Ensure MaxSize gives the bounds of method.md §2.
+// Ensure MaxSize gives the bounds of docs/method.md §2.
 func TestSampleOptions_MaxSize(t *testing.T) {
 	for _, tc := range []struct {
 		o    SampleOptions

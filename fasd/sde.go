@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 )
 
-// VPSDE is the variance-preserving SDE of method.md §4, elementwise:
+// VPSDE is the variance-preserving SDE of docs/method.md §4, elementwise:
 //
 //	dX = −½·β(t)·X dt + √β(t) dw,  β(t) = β_min + t·(β_max − β_min),  t ∈ [0, 1].
 //

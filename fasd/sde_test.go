@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// Ensure the table of method.md §4 (4 decimals, as printed).
+// Ensure the table of docs/method.md §4 (4 decimals, as printed).
 func TestVPSDE_Table(t *testing.T) {
 	s := DefaultVPSDE()
 	tests := []struct{ t, beta, m, sigma float64 }{
@@ -313,7 +313,7 @@ func TestPerturb_Targets(t *testing.T) {
 }
 
 // Ensure that with γ = 0 the zero network's loss has expectation ½·N·D for X
-// and ½·N·(N−1) for A (method.md §14).
+// and ½·N·(N−1) for A (docs/method.md §14).
 func TestPerturb_ZeroNetworkLoss(t *testing.T) {
 	in := perturbFixture(7, 4, 2)
 	in.GX, in.GA = nil, nil

@@ -31,7 +31,7 @@ var ErrUnknownEndpoint = errors.New("index: unknown edge endpoint")
 type SplitMode uint8
 
 const (
-	// SplitDIG is the DIG protocol of method.md §1 (default): CPython's
+	// SplitDIG is the DIG protocol of docs/method.md §1 (default): CPython's
 	// MT19937 shuffle seeded with SplitOptions.Seed, cut by Params.
 	SplitDIG SplitMode = iota
 	// SplitFractions is a plain seeded shuffle (math/rand/v2 PCG seeded

@@ -14,7 +14,7 @@
 //
 // # Concepts
 //
-// The paper's inference (method.md §10) averages a node's class
+// The paper's inference (docs/method.md §10) averages a node's class
 // probabilities over every subgraph of the set that contains it; the set
 // has one subgraph per root, the labelled train/val/test nodes. The Engine
 // (Open) materializes that computation:

@@ -271,7 +271,7 @@ func TestAttention_MatchesDefinition(t *testing.T) {
 	}
 }
 
-// ensure that GCNNorm equals the definition in method.md §3 and leaves the
+// ensure that GCNNorm equals the definition in docs/method.md §3 and leaves the
 // diagonal at r_i².
 func TestGCNNorm_MatchesDefinition(t *testing.T) {
 	a := tensor.FromSlice([]float64{

@@ -105,7 +105,7 @@ func (t *Tape[T]) bwSoftmaxNLL(n *node[T]) {
 }
 
 // SquaredError returns ½·Σ_i (x_i − target_i)² / norm. With norm = B it is the
-// score-matching loss of method.md §5 (per-subgraph half sum of squares,
+// score-matching loss of docs/method.md §5 (per-subgraph half sum of squares,
 // averaged over the batch); norm = 1 gives the plain half sum.
 func (t *Tape[T]) SquaredError(x *Var[T], target []T, norm T) *Var[T] {
 	if !(len(target) == len(x.Value.Data) && norm != 0) {

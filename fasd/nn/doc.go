@@ -5,7 +5,7 @@
 //
 //   - [GCNNet]: GCN layers, then fully connected layers, ReLU and dropout on
 //     every hidden layer, logits out. [GSenConfig] gives the sensitive-attribute
-//     predictor g_sen of method.md §3, [ClassifierConfig] the node classifier f
+//     predictor g_sen of docs/method.md §3, [ClassifierConfig] the node classifier f
 //     of §10. [GCNNet.SensitiveGrads] computes the cached ∇_X L_sen and
 //     ∇_A L_sen of §3.
 //   - [ScoreX]: s_θ, GDSS ScoreNetworkX (§6).

@@ -71,7 +71,7 @@ func Example() {
 }
 
 // ExampleGCNNet_SensitiveGrads computes the cached fairness gradients
-// ∇_X L_sen and ∇_A L_sen of method.md §3 with a frozen g_sen.
+// ∇_X L_sen and ∇_A L_sen of docs/method.md §3 with a frozen g_sen.
 func ExampleGCNNet_SensitiveGrads() {
 	const n, d = 3, 2
 	gsen, _ := nn.NewGCNNet[float64](nn.GSenConfig(d), rand.New(rand.NewPCG(1, 1)))

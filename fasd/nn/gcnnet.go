@@ -23,13 +23,13 @@ type GCNNetConfig struct {
 	Dropout float64 // dropout probability after each hidden layer, in [0, 1)
 }
 
-// GSenConfig is g_sen (method.md §3): GCN D→64, GCN 64→32, FC 32→16,
+// GSenConfig is g_sen (docs/method.md §3): GCN D→64, GCN 64→32, FC 32→16,
 // FC 16→1 logit, dropout 0.1.
 func GSenConfig(d int) GCNNetConfig {
 	return GCNNetConfig{In: d, GCN: []int{64, 32}, FC: []int{16}, Out: 1, Dropout: 0.1}
 }
 
-// ClassifierConfig is f (method.md §10): GCN D→64, GCN 64→64, FC 64→64,
+// ClassifierConfig is f (docs/method.md §10): GCN D→64, GCN 64→64, FC 64→64,
 // FC 64→2 logits, dropout 0.3.
 func ClassifierConfig(d int) GCNNetConfig {
 	return GCNNetConfig{In: d, GCN: []int{64, 64}, FC: []int{64}, Out: 2, Dropout: 0.3}
@@ -115,7 +115,7 @@ func (m *GCNNet[T]) Forward(t *Tape[T], x, a *Var[T], mask []T, drop *rand.Rand)
 
 // SensitiveGrads computes, in eval mode with frozen parameters, the gradients
 // of the per-subgraph loss L_sen(X, A) = Σ_u weight_u·BCE(z_u, s_u) of
-// method.md §3 for every subgraph of the batch: gx (B, N, D) receives ∇_X and
+// docs/method.md §3 for every subgraph of the batch: gx (B, N, D) receives ∇_X and
 // ga (B, N, N) receives ∇_A projected on symmetric matrices, ½(G + Gᵀ), with a
 // zero diagonal and zero padded rows and columns. weight should be mask ×
 // "s known". gx and ga are resized as needed (a zero-value Dense is fine). It

@@ -116,7 +116,7 @@ func TestNetworks_Grad(t *testing.T) {
 	}
 }
 
-// ensure that s_φ at its full default size (method.md §7) has correct
+// ensure that s_φ at its full default size (docs/method.md §7) has correct
 // gradients on a sample of entries.
 func TestScoreADefault_Grad(t *testing.T) {
 	if testing.Short() {

@@ -10,7 +10,7 @@ import (
 	"github.com/fasd-db/fasd/fasd/tensor"
 )
 
-// closedFormGSen evaluates method.md §3's hand-derived ∇_X L_sen and the raw
+// closedFormGSen evaluates docs/method.md §3's hand-derived ∇_X L_sen and the raw
 // ∂L/∂A (G, before symmetrisation) for one unpadded subgraph, with plain
 // loops, as an oracle independent of the tape.
 func closedFormGSen(m *GCNNet[float64], x, a []float64, n, d int, s, w []float64) (gx, graw []float64) {
@@ -137,7 +137,7 @@ func closedFormGSen(m *GCNNet[float64], x, a []float64, n, d int, s, w []float64
 const closedFormTol = 1e-10
 
 // ensure that g_sen's ∇_X and ∇_A from the tape equal the closed form of
-// method.md §3 (raw G and its symmetrisation ½(G+Gᵀ)), that SensitiveGrads
+// docs/method.md §3 (raw G and its symmetrisation ½(G+Gᵀ)), that SensitiveGrads
 // returns them per subgraph of a padded batch with zero diagonal and padding,
 // and that the symmetric gradient matches a finite difference that moves
 // (i,j) and (j,i) together (= 2·∇_A[i,j]).

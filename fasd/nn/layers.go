@@ -52,7 +52,7 @@ func (l *Linear[T]) ForwardChan(t *Tape[T], x *Var[T]) *Var[T] {
 // Params returns W and b.
 func (l *Linear[T]) Params() []*Param[T] { return []*Param[T]{l.W, l.B} }
 
-// GCN is the dense GCN layer of method.md §3: Â·(H·W) + b with Â from
+// GCN is the dense GCN layer of docs/method.md §3: Â·(H·W) + b with Â from
 // Tape.GCNNorm; W is Glorot-uniform (±√(6/(in+out))), b = 0.
 type GCN[T tensor.Float] struct {
 	W, B *Param[T]

@@ -10,7 +10,7 @@ import (
 	"github.com/fasd-db/fasd/fasd/tensor"
 )
 
-// ScoreAConfig describes s_φ (GDSS ScoreNetworkA, method.md §7).
+// ScoreAConfig describes s_φ (GDSS ScoreNetworkA, docs/method.md §7).
 type ScoreAConfig struct {
 	In         int // node features D
 	Layers     int // attention layers K (5)

@@ -9,7 +9,7 @@ import (
 	"github.com/fasd-db/fasd/fasd/tensor"
 )
 
-// ScoreXConfig describes s_θ (GDSS ScoreNetworkX, method.md §6).
+// ScoreXConfig describes s_θ (GDSS ScoreNetworkX, docs/method.md §6).
 type ScoreXConfig struct {
 	In     int                 // node features D
 	Hidden int                 // GCN width (32)

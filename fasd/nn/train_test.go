@@ -9,7 +9,7 @@ import (
 	"github.com/fasd-db/fasd/fasd/tensor"
 )
 
-// scoreTrainer is one joint training step of s_θ and s_φ (method.md §5) on a
+// scoreTrainer is one joint training step of s_θ and s_φ (docs/method.md §5) on a
 // padded batch with fixed targets, the way the pipeline runs it.
 type scoreTrainer[T tensor.Float] struct {
 	sx     *ScoreX[T]
@@ -145,7 +145,7 @@ func TestWorkers_DeterministicEquivalent(t *testing.T) {
 	}
 }
 
-// Benchmark shapes of method.md: NBA (N ≤ 21, D = 95) and Pokec (N ≤ 31,
+// Benchmark shapes of docs/method.md: NBA (N ≤ 21, D = 95) and Pokec (N ≤ 31,
 // D = 270), batches of 128 subgraphs.
 var benchShapes = []struct {
 	name    string

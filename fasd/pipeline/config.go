@@ -19,7 +19,7 @@ import (
 var ErrConfig = errors.New("pipeline: invalid config")
 
 // Config holds every hyper-parameter of one FASD run. Presets give the
-// paper's values (method.md §12); every field can be overridden from a TOML
+// paper's values (docs/method.md §12); every field can be overridden from a TOML
 // document (LoadTOML) or by dotted key (Set), e.g. "score.epochs=100".
 type Config struct {
 	// Preset is the name the config started from ("nba", "pokec_z",
@@ -40,7 +40,7 @@ type Config struct {
 	Baseline   TrainConfig      `toml:"baseline"`
 }
 
-// SampleConfig configures subgraph sampling (method.md §2).
+// SampleConfig configures subgraph sampling (docs/method.md §2).
 type SampleConfig struct {
 	Mode     string `toml:"mode"`      // "alg3" (default) | "hop"
 	Depth    int    `toml:"depth"`     // d
@@ -64,7 +64,7 @@ type TrainConfig struct {
 	// kept; for the GCN baseline it is validation accuracy.
 	Patience int `toml:"patience"`
 	// Scope of g_sen's sensitive labels: "all" known nodes (default) or
-	// "train" nodes only (method.md §13.4). Ignored elsewhere.
+	// "train" nodes only (docs/method.md §13.4). Ignored elsewhere.
 	Scope string `toml:"scope,omitempty"`
 }
 
@@ -199,7 +199,7 @@ func Presets() []string {
 	return []string{DefaultPreset, "nba", "pokec_z", "pokec_n", "synth", "german", "bail", "credit", "income"}
 }
 
-// Preset returns the paper's hyper-parameters for a dataset (method.md §12),
+// Preset returns the paper's hyper-parameters for a dataset (docs/method.md §12),
 // or the settings for generated graphs ("synth": the paper's NBA values with
 // d = 2, λ = 1, linear γ and shorter schedules, sized for a quick run).
 func Preset(name string) (Config, error) {

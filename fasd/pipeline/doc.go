@@ -2,7 +2,7 @@
 // sensitive-attribute predictor g_sen, the score networks s_θ and s_φ with the
 // fairness-aware forward diffusion, debiases every subgraph with the reverse
 // predictor–corrector sampler, trains the GCN classifier f on the debiased
-// subgraphs and evaluates accuracy, ΔDP and ΔEO (method.md §2–§11).
+// subgraphs and evaluates accuracy, ΔDP and ΔEO (docs/method.md §2–§11).
 //
 // Like the rest of fasd it is pure computation: the caller samples the
 // subgraphs (package fasd's Sampler over any NeighborSampler) and persists
@@ -56,7 +56,7 @@
 // training batches, plus a parallel loop for per-subgraph work) and stops
 // them before returning. Callbacks run on the caller's goroutine.
 //
-// # Choices where method.md leaves room
+// # Choices where docs/method.md leaves room
 //
 //   - Training batches are padded to the largest subgraph of each shard
 //     (Alg. 3 subgraphs differ by at most a few nodes), which lets s_θ and

@@ -52,7 +52,7 @@
 // Rows are numbered 0…n-1 in file order; that index is the node's dense id.
 // With no id column the row index is also the node id.
 //
-// # Conventions (FairGNN / DIG, see method.md §1; NIFTY)
+// # Conventions (FairGNN / DIG, see docs/method.md §1; NIFTY)
 //
 //   - Sensitive attribute, numeric mapping: v < 0 is Unknown (-1), v > Threshold
 //     (default 0) is group 1, the rest group 0. Named mapping: listed values

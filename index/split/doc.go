@@ -4,7 +4,7 @@
 // # The DIG protocol
 //
 // The default, DIG, reproduces the split of the DIG fairgraph code that
-// method.md §1 specifies, bit for bit: the labelled row indices in ascending
+// docs/method.md §1 specifies, bit for bit: the labelled row indices in ascending
 // order are shuffled with CPython's random.seed(20) followed by
 // random.shuffle, then cut at ⌊a|L|⌋ and ⌊b|L|⌋; the training part is capped
 // and the test part keeps only nodes with a known sensitive attribute. To

@@ -10,7 +10,7 @@ import (
 // DefaultSeed is the seed of the DIG/FairGNN split (random.seed(20)).
 const DefaultSeed = 20
 
-// Params are the fractions of the DIG split (method.md §1): with L the
+// Params are the fractions of the DIG split (docs/method.md §1): with L the
 // shuffled labelled nodes, train = L[0 : min(⌊A|L|⌋, Cap)],
 // val = L[⌊A|L|⌋ : ⌊B|L|⌋] and test = L[⌊B|L|⌋ :] restricted to nodes whose
 // sensitive attribute is known.
@@ -20,7 +20,7 @@ type Params struct {
 	Cap int
 }
 
-// The parameters of method.md §1.
+// The parameters of docs/method.md §1.
 var (
 	NBA   = Params{A: 0.2, B: 0.55, Cap: 100}
 	Pokec = Params{A: 0.1, B: 0.2, Cap: 50000}
@@ -30,7 +30,7 @@ var (
 var ErrParams = errors.New("split: invalid parameters")
 
 // ParamsFor returns the DIG parameters called "nba" or "pokec" (the DIG
-// protocols of method.md §1, as fasd load --split-protocol names them).
+// protocols of docs/method.md §1, as fasd load --split-protocol names them).
 func ParamsFor(name string) (Params, error) {
 	switch name {
 	case "nba":
@@ -55,7 +55,7 @@ type Split struct {
 	Train, Val, Test []uint32
 }
 
-// DIG splits the labelled nodes exactly as the DIG protocol of method.md §1:
+// DIG splits the labelled nodes exactly as the DIG protocol of docs/method.md §1:
 // labelled must hold the dense ids of the labelled nodes in ascending order
 // (row order, as the Python reference takes them); they are shuffled with
 // CPython's random.seed(seed) + random.shuffle, then cut by p. known reports

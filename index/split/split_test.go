@@ -45,7 +45,7 @@ func TestMT19937_CPython(t *testing.T) {
 }
 
 // Ensure that Shuffle matches random.shuffle: the check sequence of
-// method.md §1 and a full permutation.
+// docs/method.md §1 and a full permutation.
 func TestMT19937_Shuffle(t *testing.T) {
 	perm := func(seed uint64, n int) []int {
 		x := make([]int, n)

@@ -22,7 +22,7 @@ import (
 // rounding error ≈ eps64·|f|/h ≈ 1e-10·|f|, balanced near h = 1e-6 for the
 // O(1)–O(10) losses the tests build.
 //
-// Tol: the relative error bound of method.md §14 (1e-5).
+// Tol: the relative error bound of docs/method.md §14 (1e-5).
 //
 // Floor: gradient magnitude below which the error is judged absolutely
 // (Tol·Floor = 1e-8), because there the rounding noise of the difference
