@@ -621,6 +621,9 @@ func (s *server) metrics(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(&b, "fasd_updates_total %d\n", st.Updates)
 	metric("fasd_refreshes_total", "counter", "Refreshes and materializations run.")
 	fmt.Fprintf(&b, "fasd_refreshes_total %d\n", st.Refreshes)
+	metric("fasd_storage_background_problems_total", "counter", "Background errors and warnings reported by the storage engine.")
+	fmt.Fprintf(&b, "fasd_storage_background_problems_total{level=\"error\"} %d\n", st.StorageErrors)
+	fmt.Fprintf(&b, "fasd_storage_background_problems_total{level=\"warning\"} %d\n", st.StorageWarnings)
 	if vs, err := s.e.Status(); err == nil {
 		metric("fasd_graph_version", "gauge", "Current graph version.")
 		fmt.Fprintf(&b, "fasd_graph_version %d\n", vs.GraphVersion)

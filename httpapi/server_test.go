@@ -222,6 +222,7 @@ func TestHandlerFlow(t *testing.T) {
 		`fasd_http_requests_total{route="edges",code="200"} 2`,
 		"# TYPE fasd_subgraph_cache_entries gauge",
 		"# TYPE fasd_dirty_roots gauge", `fasd_predictions_total{source="cold"} `,
+		`fasd_storage_background_problems_total{level="error"} 0`,
 	} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("metrics lack %q:\n%s", want, text)

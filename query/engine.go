@@ -215,18 +215,23 @@ type Counters struct {
 	SubgraphCacheBytes   int64
 	// Updates applied; refreshes and materializations run.
 	Updates, Refreshes int64
+	// Storage background errors and warnings reported by the backend
+	// (failed flushes or compactions, corruption, low disk).
+	StorageErrors, StorageWarnings uint64
 }
 
 // Counters returns the engine's counters.
 func (e *Engine) Counters() Counters {
 	st := &e.stats
 	entries, bytes := e.subs.size()
+	bg := storage.BackgroundStats(e.store)
 	return Counters{
 		PredictionsView: st.cached.Load(), PredictionsCold: st.cold.Load(), PredictionsApprox: st.approx.Load(),
 		SubgraphsComputed: st.rootsComputed.Load(),
 		SubgraphCacheHits: st.subgraphHits.Load(), SubgraphCacheMisses: st.subgraphMisses.Load(),
 		SubgraphCacheEntries: entries, SubgraphCacheBytes: bytes,
 		Updates: st.updates.Load(), Refreshes: st.refreshes.Load(),
+		StorageErrors: bg.Errors, StorageWarnings: bg.Warnings,
 	}
 }
 
