@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // MarkerFile is the name of the text file that identifies a fasd store
@@ -64,6 +65,9 @@ func Open(dir string, opts *Options) (_ Store, err error) {
 		}
 	}
 	s, err := openEngine(dir, o)
+	if isLockErr(err) {
+		return nil, fmt.Errorf("%w: %s is already open (by another process or handle: its lock is held); close it or use another directory: %w", ErrLocked, dir, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s store in %s: %w", o.Backend, dir, err)
 	}
@@ -200,4 +204,21 @@ func writeMarker(dir string, b Backend) error {
 		return fmt.Errorf("storage: write marker: %w", err)
 	}
 	return nil
+}
+
+// isLockErr reports whether an engine's open error means that the
+// directory's lock is held: both engines take an exclusive file lock, and
+// report a conflict as EAGAIN from flock (another process), Pebble as "lock
+// held by current process" (same process) and Badger in a formatted message
+// that does not wrap the errno.
+func isLockErr(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) {
+		return true
+	}
+	m := err.Error()
+	return strings.Contains(m, "lock held by current process") || strings.Contains(m, "Cannot acquire directory lock") ||
+		strings.Contains(m, syscall.EAGAIN.Error())
 }

@@ -26,6 +26,8 @@ var (
 	ErrBatchTooLarge = errors.New("storage: batch too large for one atomic commit")
 	// ErrBatchDone is returned when a committed or closed batch is used again.
 	ErrBatchDone = errors.New("storage: batch already committed or closed")
+	// ErrLocked is returned by Open when another process has the store open.
+	ErrLocked = errors.New("storage: store is locked")
 )
 
 // Backend names a storage engine.

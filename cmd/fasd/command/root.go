@@ -33,7 +33,7 @@ const exitHelp = `Exit codes:
      class, one sensitive group; the message names the override flag)
   4  store state: incomplete load (reload with --replace), graph already
      present (use --replace), no graph, other backend, unknown format, corrupt,
-     no trained models (run fasd train first)
+     no trained models (run fasd train first), store open in another process
 `
 
 // UsageError marks an error in the command line itself.
@@ -70,7 +70,7 @@ func ExitCode(err error) int {
 		return ExitUsage
 	case errors.Is(err, index.ErrIncompleteLoad), errors.Is(err, index.ErrGraphExists), errors.Is(err, index.ErrNoGraph), errors.Is(err, index.ErrDependents),
 		errors.Is(err, index.ErrFormat), errors.Is(err, index.ErrCorrupt), errors.Is(err, ErrNoStore),
-		errors.Is(err, storage.ErrBackendMismatch), errors.Is(err, storage.ErrFormat), errors.Is(err, storage.ErrNotStore),
+		errors.Is(err, storage.ErrBackendMismatch), errors.Is(err, storage.ErrFormat), errors.Is(err, storage.ErrNotStore), errors.Is(err, storage.ErrLocked),
 		errors.Is(err, query.ErrNoModel):
 		return ExitStoreState
 	case errors.As(err, &de), errors.Is(err, fs.ErrNotExist), errors.Is(err, index.ErrDegenerate):
