@@ -17,8 +17,8 @@ import (
 // fresh probe's AUC on FASD's debiased data is below its AUC on the
 // original data in every seed and by removableProbeMargin on average, and
 // FASD's ΔDP is below w/o Diffusion's in every seed and by removableDPMargin
-// on average. Observed with these settings: probe AUC drops 0.07–0.20
-// (mean 0.135), ΔDP gaps 0.21–0.54 (mean 0.38). The schedules are
+// on average. Observed with these settings (8 linear guides): probe AUC
+// drops 0.09–0.19 (mean 0.134), ΔDP gaps 0.20–0.59 (mean 0.37). The schedules are
 // shortened; RESULTS.md has the full-size, ten-seed comparison.
 func TestDefaultFASD_RemovableBias(t *testing.T) {
 	if testing.Short() {

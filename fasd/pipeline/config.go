@@ -232,12 +232,12 @@ func Preset(name string) (Config, error) {
 		c.Score.Schedule, c.Score.Patience = "budget", 5
 		// Debiasing that removes the sensitive signal (RESULTS.md, issue
 		// "Fairness that pays"): a noise-free probability-flow reverse run
-		// with guidance that pushes three INLP-style linear probes of s
+		// with guidance that pushes eight INLP-style linear probes of s
 		// to chance; the paper's run (reverse SDE, no guidance) is the
 		// preset "nba" and the retune setting "paper".
 		c.Debias.Reverse = "ode"
 		c.Debias.GuideWeight, c.Debias.GuideSteps = 2, 5
-		c.Debias.GuideNet, c.Debias.GuideRounds = "linear", 3
+		c.Debias.GuideNet, c.Debias.GuideRounds = "linear", 8
 		c.Classifier.Epochs, c.Classifier.Patience = 300, 50
 		c.Baseline.Patience = 100
 	case "nba":
