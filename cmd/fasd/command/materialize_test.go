@@ -21,7 +21,13 @@ import (
 // tinyTrain are training settings that finish in a few seconds on 2 cores.
 var tinyTrain = []string{"--preset", "synth", "--seed", "5", "--diagnostics=false",
 	"--set", "sample.fanout=4", "--set", "debias.steps=1", "--set", "sens.epochs=2", "--set", "score.epochs=1",
-	"--set", "score.batch=64", "--set", "classifier.epochs=3", "--set", "baseline.epochs=3"}
+	"--set", "score.batch=64", "--set", "classifier.epochs=3", "--set", "baseline.epochs=3",
+	// The default preset's debiasing (ODE, linear guides toward chance), so
+	// that every engine test (materialize, audit against the run's own
+	// metrics, predict --subgraph, refresh) checks that the store serves
+	// what the evaluation computed with guidance on.
+	"--set", "debias.reverse=ode", "--set", "debias.guide_weight=2", "--set", "debias.guide_steps=3",
+	"--set", "debias.guide_net=linear", "--set", "debias.guide_rounds=2"}
 
 const fixtureNodes = 240
 
