@@ -57,7 +57,7 @@ bench: ## the standard benchmarks (figures go to BENCHMARKS.md)
 bench-large: ## the Pokec-sized benchmarks (slow; opt-in)
 	FASD_BENCH_LARGE=1 $(GO) test -run '^$$' -bench . -benchmem -timeout 60m $(PKGS)
 
-demo: build ## the main job end to end on a generated biased graph (about 1 minute)
+demo: build ## the main job end to end on a generated graph with removable bias: FASD vs w/o Diffusion over 5 seeds, then views, queries, an update (about 1.5 minutes)
 	$(BIN) demo --dir $(DEMO_DIR)
 
 clean:
