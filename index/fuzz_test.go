@@ -42,7 +42,7 @@ func FuzzDecodeBitmap(f *testing.F) {
 // checkDecodeBitmap is the property of FuzzDecodeBitmap.
 func checkDecodeBitmap(t *testing.T, b []byte) {
 	t.Helper()
-	bm, err := decodeBitmap(append([]byte(nil), b...))
+	bm, err := DecodeBitmap(append([]byte(nil), b...))
 	if err != nil {
 		if !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("refusal %v is not ErrCorrupt", err)
@@ -67,7 +67,7 @@ func checkDecodeBitmap(t *testing.T, b []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bm2, err := decodeBitmap(again)
+	bm2, err := DecodeBitmap(again)
 	if err != nil || !bm2.Equals(bm) {
 		t.Fatalf("re-encoded bitmap does not decode to the same members: %v", err)
 	}
@@ -86,7 +86,7 @@ func TestDecodeBitmap_Containers(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkDecodeBitmap(t, b)
-	bm, err := decodeBitmap(append([]byte(nil), b...))
+	bm, err := DecodeBitmap(append([]byte(nil), b...))
 	if err != nil || !bm.Equals(dense) {
 		t.Fatalf("dense bitmap: %v", err)
 	}
@@ -98,11 +98,11 @@ func TestDecodeBitmap_Containers(t *testing.T) {
 	} {
 		c := append([]byte(nil), b...)
 		damage(c)
-		if _, err := decodeBitmap(c); !errors.Is(err, ErrCorrupt) {
+		if _, err := DecodeBitmap(c); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s behind the stored cardinality: %v, want ErrCorrupt", name, err)
 		}
 	}
-	if _, err := decodeBitmap(append(append([]byte(nil), b...), 0)); !errors.Is(err, ErrCorrupt) {
+	if _, err := DecodeBitmap(append(append([]byte(nil), b...), 0)); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("trailing byte: %v, want ErrCorrupt", err)
 	}
 }

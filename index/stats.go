@@ -112,7 +112,7 @@ func (v *View) Stats(ctx context.Context) (*Stats, error) {
 		if err != nil {
 			return err
 		}
-		nb, err := decodeBitmap(val)
+		nb, err := DecodeBitmap(val)
 		if err != nil {
 			return err
 		}
@@ -208,7 +208,7 @@ func (v *View) Check(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		nb, err := decodeBitmap(append([]byte(nil), val...))
+		nb, err := DecodeBitmap(append([]byte(nil), val...))
 		if err != nil {
 			return err
 		}

@@ -176,7 +176,7 @@ func (tx *Tx) neighbors(v uint32) (*roaring.Bitmap, error) {
 	if err != nil && !errors.Is(err, storage.ErrNotFound) {
 		return nil, fmt.Errorf("index: read adjacency of %d: %w", v, err)
 	}
-	bm, err := decodeBitmap(b)
+	bm, err := DecodeBitmap(b)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +192,7 @@ func (tx *Tx) set(key []byte) (*roaring.Bitmap, error) {
 	if err != nil && !errors.Is(err, storage.ErrNotFound) {
 		return nil, fmt.Errorf("index: read node set: %w", err)
 	}
-	bm, err := decodeBitmap(b)
+	bm, err := DecodeBitmap(b)
 	if err != nil {
 		return nil, err
 	}

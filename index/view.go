@@ -89,15 +89,17 @@ func (v *View) bitmap(key []byte) (*roaring.Bitmap, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeBitmap(b)
+	return DecodeBitmap(b)
 }
 
-// decodeBitmap decodes a stored bitmap. FromBuffer only checks the framing;
-// Validate then checks the containers (sorted, deduplicated, in range), for
-// a damaged one is otherwise accepted and gives wrong answers, or panics
-// later inside roaring (an unsorted array container does, when a write
-// re-encodes it). FuzzDecodeBitmap found that.
-func decodeBitmap(b []byte) (*roaring.Bitmap, error) {
+// DecodeBitmap decodes a stored roaring bitmap strictly. FromBuffer only
+// checks the framing; the length and Validate then check the rest (sorted,
+// deduplicated, in-range containers), for a damaged container is otherwise
+// accepted and gives wrong answers, or panics later inside roaring (an
+// unsorted array container does, when a write re-encodes it).
+// FuzzDecodeBitmap found that. Errors wrap ErrCorrupt. Packages above index
+// that keep bitmaps of their own (the query engine's views) use it too.
+func DecodeBitmap(b []byte) (*roaring.Bitmap, error) {
 	bm := roaring.New()
 	if len(b) == 0 {
 		return bm, nil

@@ -235,20 +235,7 @@ func getBitmap(r storage.Reader, key []byte) (*roaring.Bitmap, error) {
 	if err != nil {
 		return nil, fmt.Errorf("query: read %x: %w", key, err)
 	}
-	bm := roaring.New()
-	if len(b) == 0 {
-		return bm, nil
-	}
-	// FromBuffer checks only the framing: a damaged container (e.g. an
-	// unsorted array) would be accepted and break the next write, so the
-	// length and the containers are validated too.
-	n, err := bm.FromBuffer(b)
-	if err == nil && n != int64(len(b)) {
-		err = fmt.Errorf("%d trailing bytes", int64(len(b))-n)
-	}
-	if err == nil {
-		err = bm.Validate()
-	}
+	bm, err := index.DecodeBitmap(b)
 	if err != nil {
 		return nil, fmt.Errorf("%w: bitmap %x: %w", ErrCorrupt, key, err)
 	}
