@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"time"
 
 	"github.com/fasd-db/fasd/fasd"
@@ -384,6 +385,34 @@ func cloneParams(ps []*nn.Param[float32]) []*nn.Param[float32] {
 	return out
 }
 
+// drawScratch is the per-worker scratch of the held-out evaluations: one
+// perturbation draw and the networks' outputs on it.
+type drawScratch struct {
+	sm         scoreModel
+	pert       fasd.Perturbation
+	outX, outA []float32
+}
+
+func newDrawScratch(sx *nn.ScoreX[float32], sa *nn.ScoreA[float32], workers int) []drawScratch {
+	scr := make([]drawScratch, workers)
+	for i := range scr {
+		scr[i].sm = scoreModel{sx: sx, sa: sa, tape: autodiff.NewTape[float32]()}
+	}
+	return scr
+}
+
+// draw perturbs subgraph i of v at time t with rng and runs the networks
+// in eval mode on the perturbed state, into sc.pert and sc.outX/outA.
+func (sc *drawScratch) draw(popt *fasd.PerturbOptions, grads *gradCache, v *view, i, d int, t float64, rng *rand.Rand) (fasd.PerturbInput, error) {
+	in := grads.input(v, i, d)
+	if err := fasd.Perturb(popt, &in, t, rng, &sc.pert); err != nil {
+		return in, err
+	}
+	n := in.N
+	sc.outX, sc.outA = resizeF(sc.outX, n*d), resizeF(sc.outA, n*n)
+	return in, sc.sm.Predict(t, sc.pert.Xt, sc.pert.At, n, d, sc.outX, sc.outA)
+}
+
 // heldOutScoreLoss is the score-matching loss of the networks in eval mode
 // on the subgraphs idx, one fixed (t, ε) draw per subgraph (the same draws
 // at every call, so successive checks compare like with like): the mean
@@ -391,28 +420,15 @@ func cloneParams(ps []*nn.Param[float32]) []*nn.Param[float32] {
 func heldOutScoreLoss(ctx context.Context, cfg *Config, sx *nn.ScoreX[float32], sa *nn.ScoreA[float32], v *view, grads *gradCache,
 	idx []int, d, workers int, seed uint64) (float64, error) {
 	popt := perturbOptions(cfg, grads != nil)
-	type scratch struct {
-		sm         scoreModel
-		pert       fasd.Perturbation
-		outX, outA []float32
-	}
-	scr := make([]scratch, workers)
-	for i := range scr {
-		scr[i].sm = scoreModel{sx: sx, sa: sa, tape: autodiff.NewTape[float32]()}
-	}
+	scr := newDrawScratch(sx, sa, workers)
 	loss := make([]float64, len(idx))
 	err := parallelFor(ctx, workers, len(idx), func(w, k int) error {
 		sc := &scr[w]
 		i := idx[k]
 		rng := fasd.NewRand(fasd.DeriveSeed(seed, purposeScoreHeldOut, uint64(i)))
 		t := fasd.SampleTime(rng, cfg.Diffusion.EpsT)
-		in := grads.input(v, i, d)
-		if err := fasd.Perturb(&popt, &in, t, rng, &sc.pert); err != nil {
-			return err
-		}
-		n := in.N
-		sc.outX, sc.outA = resizeF(sc.outX, n*d), resizeF(sc.outA, n*n)
-		if err := sc.sm.Predict(t, sc.pert.Xt, sc.pert.At, n, d, sc.outX, sc.outA); err != nil {
+		_, err := sc.draw(&popt, grads, v, i, d, t, rng)
+		if err != nil {
 			return err
 		}
 		var s float64
@@ -459,15 +475,7 @@ func scoreLossRatio(ctx context.Context, cfg *Config, sx *nn.ScoreX[float32], sa
 	// acc[k][bin] holds X: err, tgt, out·fair, |out|², |fair|², out·ε, |ε|²; then the same for A.
 	type accum [2][7]float64
 	acc := make([][TBins]accum, len(idx))
-	type scratch struct {
-		sm         scoreModel
-		pert       fasd.Perturbation
-		outX, outA []float32
-	}
-	scr := make([]scratch, workers)
-	for i := range scr {
-		scr[i].sm = scoreModel{sx: sx, sa: sa, tape: autodiff.NewTape[float32]()}
-	}
+	scr := newDrawScratch(sx, sa, workers)
 	err := parallelFor(ctx, workers, len(idx)*TBins, func(w, j int) error {
 		k, bin := j/TBins, j%TBins
 		sc := &scr[w]
@@ -475,13 +483,8 @@ func scoreLossRatio(ctx context.Context, cfg *Config, sx *nn.ScoreX[float32], sa
 		rng := fasd.NewRand(fasd.DeriveSeed(seed, purposeHeldOut, uint64(i), uint64(bin)))
 		t := (float64(bin) + rng.Float64()) / TBins
 		t = max(t, cfg.Diffusion.EpsT)
-		in := grads.input(v, i, d)
-		if err := fasd.Perturb(&popt, &in, t, rng, &sc.pert); err != nil {
-			return err
-		}
-		n := in.N
-		sc.outX, sc.outA = resizeF(sc.outX, n*d), resizeF(sc.outA, n*n)
-		if err := sc.sm.Predict(t, sc.pert.Xt, sc.pert.At, n, d, sc.outX, sc.outA); err != nil {
+		in, err := sc.draw(&popt, grads, v, i, d, t, rng)
+		if err != nil {
 			return err
 		}
 		p := &sc.pert
