@@ -411,6 +411,12 @@ func Sweep(ctx context.Context, cfg Config, in *Input, steps []int, lambdas []fl
 	if err != nil {
 		return nil, err
 	}
+	var guides []*nn.Param[float32]
+	if r := guideRounds(&cfg); r > 0 {
+		if guides, err = trainLinearGuides(ctx, orig, d, r); err != nil {
+			return nil, fmt.Errorf("linear guides: %w", err)
+		}
+	}
 	var out []SweepPoint
 	for _, lam := range lambdas {
 		c := cfg
@@ -427,7 +433,7 @@ func Sweep(ctx context.Context, cfg Config, in *Input, steps []int, lambdas []fl
 			if err := cs.Validate(); err != nil {
 				return nil, err
 			}
-			m := &Models{Config: cs, D: d, GSen: gsen, ScoreX: sx, ScoreA: sa}
+			m := &Models{Config: cs, D: d, GSen: gsen, ScoreX: sx, ScoreA: sa, Guides: guides}
 			rep.begin(StageDebias, len(sgs))
 			deb, err := debiasAll(ctx, m, orig, workers, rep)
 			if err != nil {

@@ -111,7 +111,10 @@ func TestEvalCommand(t *testing.T) {
 func TestSweepCommand(t *testing.T) {
 	db := smallSynthStore(t)
 	dir := filepath.Join(t.TempDir(), "sw")
-	_, err, code := run(t, append([]string{"sweep", "--db", db, "--preset", "synth", "--steps", "1,2", "--lambdas", "0,1", "--out", dir, "--format", "png"}, fastSets...)...)
+	// With the default preset's guidance (linear guides fitted by the sweep).
+	args := append([]string{"sweep", "--db", db, "--preset", "synth", "--steps", "1,2", "--lambdas", "0,1", "--out", dir, "--format", "png",
+		"--set", "debias.reverse=ode", "--set", "debias.guide_weight=2", "--set", "debias.guide_net=linear", "--set", "debias.guide_rounds=2"}, fastSets...)
+	_, err, code := run(t, args...)
 	if err != nil {
 		t.Fatalf("sweep: %v (exit %d)", err, code)
 	}
