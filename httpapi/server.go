@@ -148,17 +148,26 @@ func decodeJSON[T any](r io.Reader, dst *T) error {
 	return nil
 }
 
+// checkCount checks the number n of items of a request list: at least one
+// (400), at most maxItems (413). field names the list, item one element.
+func checkCount(field, item string, n, maxItems int) error {
+	if n == 0 {
+		return badRequest("%s: at least one %s is required", field, item)
+	}
+	if n > maxItems {
+		return &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("%s: %d %ss, at most %d", field, n, item, maxItems)}
+	}
+	return nil
+}
+
 // DecodePredictRequest decodes and validates a POST /v1/predict body.
 func DecodePredictRequest(r io.Reader, maxItems int) (*PredictRequest, error) {
 	var req PredictRequest
 	if err := decodeJSON(r, &req); err != nil {
 		return nil, err
 	}
-	if len(req.IDs) == 0 {
-		return nil, badRequest("ids: at least one id is required")
-	}
-	if len(req.IDs) > maxItems {
-		return nil, &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("ids: %d ids, at most %d", len(req.IDs), maxItems)}
+	if err := checkCount("ids", "id", len(req.IDs), maxItems); err != nil {
+		return nil, err
 	}
 	return &req, nil
 }
@@ -173,11 +182,8 @@ func DecodeEdgesRequest(r io.Reader, maxItems int) (*EdgesRequest, error) {
 	if err := decodeJSON(r, &raw); err != nil {
 		return nil, err
 	}
-	if len(raw.Edges) == 0 {
-		return nil, badRequest("edges: at least one edge is required")
-	}
-	if len(raw.Edges) > maxItems {
-		return nil, &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("edges: %d edges, at most %d", len(raw.Edges), maxItems)}
+	if err := checkCount("edges", "edge", len(raw.Edges), maxItems); err != nil {
+		return nil, err
 	}
 	req := &EdgesRequest{Edges: make([][2]int64, len(raw.Edges))}
 	for i, e := range raw.Edges {
