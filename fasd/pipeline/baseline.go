@@ -195,7 +195,7 @@ func trainBaseline(ctx context.Context, cfg *Config, in *Input, train []uint32, 
 		return VariantResult{}, err
 	}
 	opt := nn.NewAdam(g.params(), nn.AdamConfig{LR: bc.LR, WeightDecay: bc.WeightDecay})
-	sel := newSelector(ev, VariantGCN)
+	sel := newSelector(ev, VariantGCN, SelectAcc)
 	p1 := make([]float64, in.NumNodes)
 	pat := patience{limit: bc.Patience}
 	for ep := 0; ep < bc.Epochs; ep++ {

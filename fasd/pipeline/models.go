@@ -211,10 +211,12 @@ func UnmarshalModels(b []byte) (*Models, error) {
 		return nil, fmt.Errorf("%w: format %d, want %d", ErrModels, hdr.Format, ModelsFormat)
 	}
 	// Bundles written before a key existed decode with that key's
-	// behaviour of the time: the paper's epochs schedule and reverse SDE.
+	// behaviour of the time: the paper's epochs schedule and reverse SDE,
+	// selection of f on validation accuracy.
 	cfg := Config{
-		Score:  ScoreConfig{Schedule: "epochs", Evals: 20, HoldOut: 0.1},
-		Debias: DebiasConfig{Reverse: "sde", GuideSteps: 3, GuideTol: 0.05, GuideNet: "gsen", GuideRounds: 1},
+		Score:      ScoreConfig{Schedule: "epochs", Evals: 20, HoldOut: 0.1},
+		Debias:     DebiasConfig{Reverse: "sde", GuideSteps: 3, GuideTol: 0.05, GuideNet: "gsen", GuideRounds: 1},
+		Classifier: ClassifierConfig{Select: SelectAcc},
 	}
 	if err := cfg.LoadTOML("bundle config", strings.NewReader(hdr.Config)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrModels, err)
