@@ -99,7 +99,7 @@ Errors are JSON {"error": ...} with a 4xx status for bad input.
 				if errors.Is(err, httpapi.ErrNoToken) {
 					return usagef("serve: %v: give one with --token-file F or %s, or listen on 127.0.0.1", err, tokenEnv)
 				}
-				return usagef("serve: %v", err)
+				return usagef("serve: %s", strings.ReplaceAll(err.Error(), query.ErrInvalid.Error()+": ", ""))
 			}
 			e, _, err := o.openEngine("serve", errOut)
 			if err != nil {
