@@ -59,7 +59,8 @@
 //   - ReadHeaderTimeout [10 s]: the request head, from the accepted
 //     connection or, on a kept-alive connection, from the first bytes of
 //     the next request (net/http waits for those bytes up to
-//     IdleTimeout). A late head gets its connection closed, unanswered.
+//     IdleTimeout). A late head gets its connection closed (net/http
+//     answers a plain 400 or 408 first when part of the head arrived).
 //   - ReadTimeout [1 min]: head and body together, from the same start. A
 //     body still incomplete then gets 408 ("request body incomplete at the
 //     read timeout") and its connection is closed.

@@ -194,7 +194,7 @@ func (g *guard) hostAllowed(r *http.Request) bool {
 	if err != nil {
 		return false
 	}
-	if ip.IsLoopback() {
+	if ip.Unmap().IsLoopback() {
 		return true
 	}
 	// An IP address literal cannot be rebound: it is allowed when it is

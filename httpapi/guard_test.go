@@ -114,6 +114,7 @@ func TestGuard(t *testing.T) {
 		{"127.0.0.1", "token", req{method: "GET", path: get, host: "127.0.0.1:8080"}, 200, "", ""},
 		{"127.9.9.9 no port", "token", req{method: "GET", path: get, host: "127.9.9.9"}, 200, "", ""},
 		{"[::1]", "token", req{method: "GET", path: get, host: "[::1]:8080"}, 200, "", ""},
+		{"mapped 127.0.0.1", "token", req{method: "GET", path: get, host: "[::ffff:127.0.0.1]:8080"}, 200, "", ""},
 		{"localhost suffix", "token", req{method: "GET", path: get, host: "localhost.evil.example"}, 421, "not served here", ""},
 		{"allowed name", "hosts", req{method: "GET", path: get, host: "FASD.internal:443"}, 200, "", ""},
 		{"allowed ip", "hosts", req{method: "GET", path: get, host: "10.1.2.3"}, 200, "", ""},
@@ -199,7 +200,7 @@ func TestOptionsValidate(t *testing.T) {
 	for addr, want := range map[string]bool{
 		"127.0.0.1:8080": true, "127.1.2.3:0": true, "localhost:8080": true, "LOCALHOST:1": true, "[::1]:80": true,
 		"0.0.0.0:8080": false, ":8080": false, "[::]:80": false, "192.168.1.5:80": false, "fasd.internal:80": false,
-		"127.0.0.1": false, "": false, "localhost.evil.example:80": false,
+		"127.0.0.1": false, "": false, "localhost.evil.example:80": false, "[::ffff:127.0.0.1]:80": true, "[::ffff:10.0.0.1]:80": false,
 	} {
 		if got := IsLoopback(addr); got != want {
 			t.Errorf("IsLoopback(%q) = %v", addr, got)
@@ -486,5 +487,75 @@ func TestServeShutdownStalled(t *testing.T) {
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		t.Errorf("stalled connection still open after shutdown (read %q)", b)
+	}
+}
+
+// Ensure that the head timeout runs from the connection's start and, on a
+// kept-alive connection, from the first bytes of the next request, well
+// before the idle timeout.
+func TestServeHeadTimeoutKeepAlive(t *testing.T) {
+	a := newTestServer(t)
+	const head, idle = 200 * time.Millisecond, 10 * time.Second
+	s := startServe(t, a.e, "127.0.0.1:0", &Options{ReadHeaderTimeout: head, IdleTimeout: idle})
+	// closedWithin reports how long the server took to close c.
+	closedWithin := func(c net.Conn, r *bufio.Reader) time.Duration {
+		t0 := time.Now()
+		c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		// net/http closes the connection, answering 400 first when part
+		// of a header line had arrived.
+		if b, err := io.ReadAll(r); err != nil || len(b) != 0 && !strings.HasPrefix(string(b), "HTTP/1.1 400 ") && !strings.HasPrefix(string(b), "HTTP/1.1 408 ") {
+			t.Fatalf("stalled head: read %q, %v; want the connection closed", b, err)
+		}
+		return time.Since(t0)
+	}
+	// First request: half a head right away.
+	c, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET /healthz HTTP/1.1\r\nHo")
+	if d := closedWithin(c, bufio.NewReader(c)); d >= idle {
+		t.Errorf("first head: closed after %v", d)
+	}
+	// Second request on a kept-alive connection: one answer, then half a
+	// head.
+	c2, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	io.WriteString(c2, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	r := bufio.NewReader(c2)
+	c2.SetReadDeadline(time.Now().Add(20 * time.Second))
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("first request: %v %v", resp, err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	io.WriteString(c2, "GET /healthz HTTP/1.1\r\nHo")
+	if d := closedWithin(c2, r); d >= idle {
+		t.Errorf("kept-alive head: closed after %v, the idle timeout is %v", d, idle)
+	}
+}
+
+// Ensure that hostOnly agrees with net.JoinHostPort for every form of
+// host, and leaves a host without port as it is.
+func TestHostOnly(t *testing.T) {
+	for _, h := range []string{"localhost", "127.0.0.1", "::1", "fe80::1%eth0", "fasd.internal", "FASD.Internal.", "::ffff:127.0.0.1"} {
+		for _, port := range []string{"80", "8080", ""} {
+			hp := net.JoinHostPort(h, port)
+			if got := hostOnly(hp); got != h {
+				t.Errorf("hostOnly(%q) = %q, want %q", hp, got, h)
+			}
+		}
+		if strings.Contains(h, ":") {
+			if got := hostOnly("[" + h + "]"); got != h {
+				t.Errorf("hostOnly([%s]) = %q", h, got)
+			}
+		} else if got := hostOnly(h); got != h {
+			t.Errorf("hostOnly(%q) = %q", h, got)
+		}
 	}
 }

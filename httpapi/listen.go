@@ -26,7 +26,7 @@ func IsLoopback(addr string) bool {
 		return true
 	}
 	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // ValidateListen checks o (Validate) for a server listening on addr: on

@@ -37,7 +37,7 @@ type Options struct {
 	// ReadHeaderTimeout bounds the time to read a request head, from the
 	// accepted connection or, on a kept-alive one, from the first bytes of
 	// the next request; 0 means 10 s. A late head gets its connection
-	// closed, unanswered.
+	// closed.
 	ReadHeaderTimeout time.Duration
 	// ReadTimeout bounds the time to read a whole request, head and body,
 	// from the same start; 0 means 1 min. A body still incomplete then
