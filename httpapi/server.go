@@ -74,7 +74,9 @@ type Options struct {
 	Log *slog.Logger
 }
 
-// Validate reports every negative field.
+// Validate reports every negative field, a malformed Token,
+// AuthenticateReads without a Token and malformed AllowedHosts; errors
+// never contain the token.
 func (o *Options) Validate() error {
 	if o == nil {
 		return nil
