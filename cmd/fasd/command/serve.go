@@ -24,7 +24,7 @@ func newServeCommand() *cobra.Command {
 	var addr, tokenFile string
 	var maxBody int64
 	var maxItems, maxConns int
-	var readOnly bool
+	var readOnly, authReads bool
 	var allowHosts []string
 	var readHeader, read, write, idle, shutdown time.Duration
 	cmd := &cobra.Command{
@@ -49,7 +49,8 @@ Security:
   characters; surrounding white space of the file is ignored). Without a
   token mutations are disabled (403). On an address that is not loopback
   (0.0.0.0, [::], an empty host, a LAN address, a name other than localhost)
-  every request needs the token, and serve refuses to start without one.
+  every request needs the token, and serve refuses to start without one;
+  --auth-reads asks for it on every request on loopback too.
   --read-only refuses every mutation (403). A wrong or missing token gets 401
   with WWW-Authenticate: Bearer; the token is never printed or logged.
   Requests with a body (every method but GET, HEAD, OPTIONS) must send
@@ -92,8 +93,11 @@ Errors are JSON {"error": ...} with a 4xx status for bad input.
 			opts := &httpapi.Options{
 				MaxBodyBytes: maxBody, MaxItems: maxItems, MaxConns: maxConns,
 				ReadHeaderTimeout: readHeader, ReadTimeout: read, WriteTimeout: write, IdleTimeout: idle, ShutdownTimeout: shutdown,
-				Token: token, ReadOnly: readOnly, AllowedHosts: allowHosts,
+				Token: token, ReadOnly: readOnly, AllowedHosts: allowHosts, AuthenticateReads: authReads,
 				Log: slog.New(slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: slog.LevelWarn})),
+			}
+			if authReads && token == "" {
+				return usagef("serve: --auth-reads needs a token: give one with --token-file F or %s", tokenEnv)
 			}
 			if err := opts.ValidateListen(addr); err != nil {
 				if errors.Is(err, httpapi.ErrNoToken) {
@@ -108,7 +112,7 @@ Errors are JSON {"error": ...} with a 4xx status for bad input.
 			defer func() { err = errors.Join(err, e.Close()) }()
 			err = httpapi.Serve(cmd.Context(), e, addr, opts, func(a net.Addr) {
 				fmt.Fprintf(errOut, "serving on http://%s\n", a)
-				fmt.Fprintln(errOut, serveAccess(addr, source, readOnly))
+				fmt.Fprintln(errOut, serveAccess(addr, source, readOnly, authReads))
 			})
 			if err != nil {
 				return fmt.Errorf("serve: %w", err)
@@ -122,6 +126,7 @@ Errors are JSON {"error": ...} with a 4xx status for bad input.
 	f.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address; one that is not loopback needs a token")
 	f.StringVar(&tokenFile, "token-file", "", "file holding the bearer token (default: the "+tokenEnv+" environment variable)")
 	f.BoolVar(&readOnly, "read-only", false, "refuse every mutation (403)")
+	f.BoolVar(&authReads, "auth-reads", false, "require the token for reads too (always so on an address that is not loopback)")
 	f.StringSliceVar(&allowHosts, "allow-host", nil, "another host name or IP accepted in the Host header (repeatable or comma-separated; * for any)")
 	f.Int64Var(&maxBody, "max-body", 0, "request body limit in bytes (0: 1 MiB)")
 	f.IntVar(&maxItems, "max-items", 0, "ids, edges or nodes per request (0: 10000)")
@@ -168,10 +173,13 @@ func checkToken(token, source string) error {
 }
 
 // serveAccess describes who may do what, for the start-up message.
-func serveAccess(addr, source string, readOnly bool) string {
+func serveAccess(addr, source string, readOnly, authReads bool) string {
 	reads := "reads: open (loopback address)"
-	if !httpapi.IsLoopback(addr) {
+	switch {
+	case !httpapi.IsLoopback(addr):
 		reads = "reads: need the bearer token (address not loopback)"
+	case authReads:
+		reads = "reads: need the bearer token (--auth-reads)"
 	}
 	var writes string
 	switch {

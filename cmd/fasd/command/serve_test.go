@@ -283,6 +283,22 @@ func TestServeCommandSecurity(t *testing.T) {
 		t.Errorf("diagnostics:\n%s", d)
 	}
 
+	// --auth-reads on loopback.
+	base, errOut, cancel, done = startServeCommand(t, "serve", "--db", db, "--addr", "127.0.0.1:0", "--auth-reads")
+	if code, body = httpJSONHeader(t, "GET", fmt.Sprintf("%s/v1/nodes/%d/prediction", base, id), "", http.Header{}); code != 401 {
+		t.Errorf("--auth-reads, read without the token: %d %v", code, body)
+	}
+	if code, body = httpJSON(t, "GET", fmt.Sprintf("%s/v1/nodes/%d/prediction", base, id), ""); code != 200 {
+		t.Errorf("--auth-reads, read with the token: %d %v", code, body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	if d := errOut.String(); !strings.Contains(d, "reads: need the bearer token (--auth-reads)") {
+		t.Errorf("diagnostics:\n%s", d)
+	}
+
 	// No token at all: mutations are disabled.
 	t.Setenv(tokenEnv, "")
 	base, errOut, cancel, done = startServeCommand(t, "serve", "--db", db, "--addr", "127.0.0.1:0")
@@ -307,6 +323,7 @@ func TestServeCommandSecurity(t *testing.T) {
 		{"short token", []string{"serve", "--db", db, "--token-file", write("short", "abc\n", 0o600)}, ExitUsage, "3 characters, want at least 16"},
 		{"token with a space", []string{"serve", "--db", db, "--token-file", write("space", "abcdefgh ijklmnopq", 0o600)}, ExitUsage, "character 9 is not printable"},
 		{"allow-host with a port", []string{"serve", "--db", db, "--allow-host", "fasd.internal:80"}, ExitUsage, "has a port"},
+		{"auth-reads without a token", []string{"serve", "--db", db, "--auth-reads"}, ExitUsage, "--auth-reads needs a token"},
 		{"zero timeout", []string{"serve", "--db", db, "--read-timeout", "0s"}, ExitUsage, "--read-timeout 0s: want a positive duration"},
 		{"negative conns", []string{"serve", "--db", db, "--max-conns", "-1"}, ExitUsage, "limits must not be negative"},
 	})
