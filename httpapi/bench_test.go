@@ -69,6 +69,7 @@ func BenchmarkHandlerPrediction(b *testing.B) {
 	reqs := make([]*http.Request, len(paths))
 	for i, p := range paths {
 		reqs[i] = httptest.NewRequest(http.MethodGet, p, nil)
+		reqs[i].Host = "127.0.0.1:8080" // passes the Host check like a real client
 	}
 	w := &discardWriter{h: http.Header{}}
 	b.ReportAllocs()

@@ -14,14 +14,75 @@
 //
 // NewHandler is the API as an http.Handler, for embedding in a caller's
 // server; NewServer wraps it in an http.Server with read, write, header
-// and idle timeouts; Serve runs that server until its context is done and
-// shuts it down gracefully (fasd serve).
+// and idle timeouts; Serve runs that server, at most Options.MaxConns
+// connections at once, until its context is done and shuts it down
+// (fasd serve).
+//
+// # Security
+//
+// A guard in front of the routes checks every request, in this order:
+//
+//  1. Host (421 Misdirected Request otherwise): localhost, a loopback
+//     address, the IP address the connection was accepted on, or an
+//     Options.AllowedHosts entry ("*" accepts any; NewServer adds a listen
+//     host given by name). A web page whose name an attacker re-resolves
+//     to 127.0.0.1 (DNS rebinding) sends its own name and is refused, for
+//     reads as for mutations; an IP literal cannot be rebound. A request
+//     without Host (HTTP/1.0) passes: browsers always send one.
+//  2. When Options.AuthenticateReads is set, every request needs the bearer
+//     token ("Authorization: Bearer TOKEN"); NewServer and Serve set it for
+//     a listen address that is not loopback, and refuse such an address
+//     without a token (ErrNoToken). Loopback means "localhost" or a
+//     loopback IP; an empty host, 0.0.0.0, [::], a LAN address or any other
+//     name is not. 401 with WWW-Authenticate: Bearer otherwise.
+//  3. A mutation (any method but GET, HEAD and OPTIONS, except POST
+//     /v1/predict, which only reads; routes added later are covered
+//     without being listed) is refused with 403 in read-only mode
+//     (Options.ReadOnly) and without a configured token (mutations
+//     disabled); otherwise it needs the token (401).
+//  4. Any method but GET, HEAD and OPTIONS, POST /v1/predict included,
+//     must declare Content-Type: application/json (a charset parameter, if
+//     any, must be utf-8), even with an empty body; 415 otherwise. An HTML
+//     form of another site can only send form or text/plain bodies, and a
+//     script of another origin cannot send application/json without a
+//     CORS preflight, which this API never approves.
+//
+// The token (Options.Token, at least MinTokenLen printable ASCII
+// characters) is compared in constant time through its SHA-256 digest and
+// never echoed, logged or put in an error. Refused requests are counted in
+// /metrics as fasd_http_rejected_total{reason="host|auth|read_only|content_type"}.
+//
+// # Limits and timeouts
+//
+// Defaults in brackets (DefaultOptions):
+//
+//   - ReadHeaderTimeout [10 s]: the request head, from the accepted
+//     connection or, on a kept-alive connection, from the first bytes of
+//     the next request (net/http waits for those bytes up to
+//     IdleTimeout). A late head gets its connection closed (net/http
+//     answers a plain 400 or 408 first when part of the head arrived).
+//   - ReadTimeout [1 min]: head and body together, from the same start. A
+//     body still incomplete then gets 408 ("request body incomplete at the
+//     read timeout") and its connection is closed.
+//   - WriteTimeout [10 min]: from the end of the head to the end of the
+//     answer (a refresh answers when done).
+//   - IdleTimeout [2 min]: a keep-alive connection without a request.
+//   - MaxConns [256]: connections open at once under Serve; Accept waits
+//     while the limit is reached (LimitListener).
+//   - MaxBodyBytes [1 MiB] and MaxItems [10,000]: 413 beyond.
+//   - ShutdownTimeout [10 s]: when Serve's context is done it stops
+//     accepting and lets requests finish for this long, then cancels the
+//     contexts of those still running, closes their connections and waits
+//     up to ShutdownTimeout again for their handlers to return. A stalled
+//     client therefore delays shutdown by ShutdownTimeout at most, and is
+//     not an error.
 //
 // Request bodies are decoded strictly (unknown fields and trailing data
-// are errors) and bounded (Options.MaxBodyBytes, Options.MaxItems). Every
-// error is a JSON {"error": "…"} with 400 (bad input), 404 (unknown node
-// or path), 405 (method), 413 (body or item count over the limits), 503
-// (cancelled) or 500. Updates go through the engine's typed write API
-// (query.Engine.ApplyExternal); this package only maps JSON and status
-// codes.
+// are errors). Every error is a JSON {"error": "…"} with 400 (bad input),
+// 401 (token), 403 (read-only; mutations without a configured token), 404
+// (unknown node or path), 405 (method), 408 (body past the read timeout),
+// 413 (body or item count over the limits), 415 (content type), 421
+// (Host), 503 (cancelled) or 500. Updates go through the engine's typed
+// write API (query.Engine.ApplyExternal); this package only maps JSON and
+// status codes.
 package httpapi

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"sort"
@@ -29,13 +30,18 @@ type Options struct {
 	// MaxItems bounds the ids, edges or nodes of one request; 0 means
 	// 10,000.
 	MaxItems int
-	// ShutdownTimeout bounds the graceful shutdown of Serve; 0 means 10 s.
+	// ShutdownTimeout bounds the graceful shutdown of Serve: requests
+	// still running then are cancelled and their connections closed; 0
+	// means 10 s.
 	ShutdownTimeout time.Duration
-	// ReadHeaderTimeout bounds the time to read a request head from its
-	// first byte; 0 means 10 s.
+	// ReadHeaderTimeout bounds the time to read a request head, from the
+	// accepted connection or, on a kept-alive one, from the first bytes of
+	// the next request; 0 means 10 s. A late head gets its connection
+	// closed.
 	ReadHeaderTimeout time.Duration
-	// ReadTimeout bounds the time to read a whole request, body included;
-	// 0 means 1 min.
+	// ReadTimeout bounds the time to read a whole request, head and body,
+	// from the same start; 0 means 1 min. A body still incomplete then
+	// gets 408 and its connection is closed.
 	ReadTimeout time.Duration
 	// WriteTimeout bounds the time from the end of the request head to the
 	// end of the answer; 0 means 10 min (a refresh of many subgraphs
@@ -44,9 +50,33 @@ type Options struct {
 	// IdleTimeout closes a keep-alive connection idle that long; 0 means
 	// 2 min.
 	IdleTimeout time.Duration
+	// MaxConns bounds the connections Serve keeps open at once (further
+	// clients wait to be accepted); 0 means 256. See LimitListener.
+	MaxConns int
+
+	// Token is the bearer token ("Authorization: Bearer TOKEN"), at least
+	// MinTokenLen printable ASCII characters. Every mutation needs it;
+	// without a token mutations are disabled (403).
+	Token string
+	// AuthenticateReads requires the token for every request, reads
+	// included (it needs a Token). NewServer and Serve set it for a
+	// non-loopback address.
+	AuthenticateReads bool
+	// ReadOnly refuses every mutation with 403, token or not.
+	ReadOnly bool
+	// AllowedHosts are host names or IP addresses (without port) accepted
+	// in the Host header besides localhost, loopback addresses and the
+	// address a connection was accepted on; "*" accepts any Host.
+	AllowedHosts []string
+
+	// Log receives Serve's notes (requests cut short by the shutdown);
+	// nil means none. Nothing logged contains the token.
+	Log *slog.Logger
 }
 
-// Validate reports every negative field.
+// Validate reports every negative field, a malformed Token,
+// AuthenticateReads without a Token and malformed AllowedHosts; errors
+// never contain the token.
 func (o *Options) Validate() error {
 	if o == nil {
 		return nil
@@ -58,10 +88,22 @@ func (o *Options) Validate() error {
 	}{
 		{"MaxBodyBytes", o.MaxBodyBytes}, {"MaxItems", int64(o.MaxItems)}, {"ShutdownTimeout", int64(o.ShutdownTimeout)},
 		{"ReadHeaderTimeout", int64(o.ReadHeaderTimeout)}, {"ReadTimeout", int64(o.ReadTimeout)},
-		{"WriteTimeout", int64(o.WriteTimeout)}, {"IdleTimeout", int64(o.IdleTimeout)},
+		{"WriteTimeout", int64(o.WriteTimeout)}, {"IdleTimeout", int64(o.IdleTimeout)}, {"MaxConns", int64(o.MaxConns)},
 	} {
 		if f.v < 0 {
 			errs = append(errs, fmt.Errorf("%w: %s %d, want ≥ 0", query.ErrInvalid, f.name, f.v))
+		}
+	}
+	if o.Token != "" {
+		if err := validToken(o.Token); err != nil {
+			errs = append(errs, fmt.Errorf("%w: %w", query.ErrInvalid, err))
+		}
+	} else if o.AuthenticateReads {
+		errs = append(errs, fmt.Errorf("%w: AuthenticateReads needs a Token", query.ErrInvalid))
+	}
+	for _, h := range o.AllowedHosts {
+		if err := validHost(h); err != nil {
+			errs = append(errs, fmt.Errorf("%w: %w", query.ErrInvalid, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -81,7 +123,13 @@ func (o *Options) withDefaults() Options {
 	setDefault(&c.ReadTimeout, time.Minute)
 	setDefault(&c.WriteTimeout, 10*time.Minute)
 	setDefault(&c.IdleTimeout, 2*time.Minute)
+	setDefault(&c.MaxConns, 256)
 	return c
+}
+
+// DefaultOptions returns the options with every default filled in.
+func DefaultOptions() Options {
+	return (*Options)(nil).withDefaults()
 }
 
 func setDefault[T int | int64 | time.Duration](p *T, def T) {
@@ -136,14 +184,28 @@ func decodeJSON[T any](r io.Reader, dst *T) error {
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("request body over %d bytes", mbe.Limit)}
+		if berr := bodyError(err); berr != nil {
+			return berr
 		}
 		return badRequest("invalid JSON body: %v", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return badRequest("invalid JSON body: trailing data after the value")
+	}
+	return nil
+}
+
+// bodyError maps a failure to read a request body to its status: 413
+// over the size limit, 408 past the read timeout (a stalled body); nil for
+// other errors.
+func bodyError(err error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("request body over %d bytes", mbe.Limit)}
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return &httpError{http.StatusRequestTimeout, errors.New("request body incomplete at the read timeout")}
 	}
 	return nil
 }
@@ -204,9 +266,8 @@ func DecodeEdgesRequest(r io.Reader, maxItems int) (*EdgesRequest, error) {
 func DecodeNodesRequest(r io.Reader, maxItems, dim int) (*NodesRequest, error) {
 	nodes, err := query.DecodeNodes(r)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("request body over %d bytes", mbe.Limit)}
+		if berr := bodyError(err); berr != nil {
+			return nil, berr
 		}
 		return nil, &httpError{http.StatusBadRequest, err}
 	}
@@ -284,6 +345,8 @@ type server struct {
 	// pred are the stats of the prediction route, also counted by the
 	// handler's shortcut for it.
 	pred *routeStats
+	// rej count the requests the guard refused.
+	rej rejectStats
 }
 
 // NewHandler returns the JSON HTTP API over e:
@@ -299,8 +362,16 @@ type server struct {
 //	GET    /healthz                    → status
 //	GET    /metrics                    Prometheus text format
 //
-// Errors are JSON {"error": "..."} with 400 (bad input), 404 (unknown node
-// or path), 405 (method), 413 (body or item count over the limits), 500.
+// Errors are JSON {"error": "..."} with 400 (bad input), 401 (missing or
+// wrong bearer token), 403 (read-only, or mutations without a configured
+// token), 404 (unknown node or path), 405 (method), 408 (body incomplete
+// at the read timeout), 413 (body or item count over the limits), 415 (not
+// application/json), 421 (Host not allowed), 500.
+//
+// Before any route, a guard checks the Host header, the bearer token and
+// the content type (see the package documentation); mutations need
+// opts.Token, so a handler without one only reads. opts is checked with
+// Validate by NewServer; NewHandler takes it as given.
 //
 // GET /v1/nodes/{id}/prediction with a plain decimal id skips the router
 // and encodes its answer without reflection (the most frequent request);
@@ -334,7 +405,7 @@ func NewHandler(e *query.Engine, opts *Options) http.Handler {
 	})
 	mux.HandleFunc("/metrics", s.metrics)
 	s.mux, s.pred = mux, s.routes["prediction"]
-	return s
+	return newGuard(s, &s.o, &s.rej)
 }
 
 const (
@@ -548,9 +619,8 @@ func (s *server) refresh(_ http.ResponseWriter, r *http.Request) (any, error) {
 func ensureEmptyBody(r io.Reader) error {
 	b, err := io.ReadAll(r)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("request body over %d bytes", mbe.Limit)}
+		if berr := bodyError(err); berr != nil {
+			return berr
 		}
 		return badRequest("read body: %v", err)
 	}
@@ -607,6 +677,13 @@ func (s *server) metrics(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(&b, "fasd_http_request_duration_seconds_sum{route=%q} %g\n", n, time.Duration(rs.nanos.Load()).Seconds())
 		fmt.Fprintf(&b, "fasd_http_request_duration_seconds_count{route=%q} %d\n", n, rs.count.Load())
 	}
+	metric("fasd_http_rejected_total", "counter", "Requests refused before any route, by reason.")
+	for _, c := range []struct {
+		reason string
+		n      *atomic.Int64
+	}{{"auth", &s.rej.auth}, {"content_type", &s.rej.contentType}, {"host", &s.rej.host}, {"read_only", &s.rej.readOnly}} {
+		fmt.Fprintf(&b, "fasd_http_rejected_total{reason=%q} %d\n", c.reason, c.n.Load())
+	}
 	metric("fasd_http_requests_in_flight", "gauge", "Requests being served.")
 	fmt.Fprintf(&b, "fasd_http_requests_in_flight %d\n", s.inflt.Load())
 	metric("fasd_predictions_total", "counter", "Predictions served, by source.")
@@ -654,12 +731,17 @@ func (s *server) metrics(w http.ResponseWriter, r *http.Request) {
 
 // NewServer returns an http.Server for the API over e with the timeouts
 // of opts (ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout) and
-// addr as its address; run it with ListenAndServe or Serve.
+// addr as its address; run it with Serve, or with ListenAndServe (which
+// applies no connection limit: wrap the listener with LimitListener).
+// On a non-loopback address (an empty host, 0.0.0.0, [::], a LAN address
+// or a name other than localhost) it refuses options without a Token
+// (ErrNoToken) and requires the token for every request; a listen host
+// given by name is an allowed Host.
 func NewServer(e *query.Engine, addr string, opts *Options) (*http.Server, error) {
-	if err := opts.Validate(); err != nil {
+	if err := opts.ValidateListen(addr); err != nil {
 		return nil, err
 	}
-	o := opts.withDefaults()
+	o := opts.forListen(addr)
 	return &http.Server{
 		Addr:              addr,
 		Handler:           NewHandler(e, &o),
@@ -671,20 +753,37 @@ func NewServer(e *query.Engine, addr string, opts *Options) (*http.Server, error
 	}, nil
 }
 
-// Serve serves the API on addr (an http.Server of NewServer) until ctx is
-// done, then shuts down gracefully: in-flight requests finish, up to
-// ShutdownTimeout. ready, if set, is called with the listening address
-// once the socket is open.
+// Serve serves the API on addr (an http.Server of NewServer, at most
+// MaxConns connections at once) until ctx is done, then shuts down: it
+// stops accepting, lets requests in flight finish for up to
+// ShutdownTimeout, then cancels the requests still running (a stalled
+// body, a long refresh), closes their connections and waits for their
+// handlers to return (up to ShutdownTimeout again). Ending requests that
+// way is not an error; a handler that outlives the second wait is. ready,
+// if set, is called with the listening address once the socket is open;
+// Options.Log, if set, receives a note of requests cut short.
 func Serve(ctx context.Context, e *query.Engine, addr string, opts *Options, ready func(net.Addr)) error {
 	srv, err := NewServer(e, addr, opts)
 	if err != nil {
 		return err
 	}
 	o := opts.withDefaults()
+	// Requests run under base, cancelled when the shutdown deadline passes.
+	base, cancelBase := context.WithCancel(context.Background())
+	defer cancelBase()
+	srv.BaseContext = func(net.Listener) context.Context { return base }
+	var running atomic.Int64
+	h := srv.Handler
+	srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		running.Add(1)
+		defer running.Add(-1)
+		h.ServeHTTP(w, r)
+	})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("httpapi: listen: %w", err)
 	}
+	ln = LimitListener(ln, o.MaxConns)
 	if ready != nil {
 		ready(ln.Addr())
 	}
@@ -698,6 +797,22 @@ func Serve(ctx context.Context, e *query.Engine, addr string, opts *Options, rea
 	sctx, cancel := context.WithTimeout(context.Background(), o.ShutdownTimeout)
 	defer cancel()
 	err = srv.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		n := running.Load()
+		cancelBase()
+		err = srv.Close()
+		if o.Log != nil {
+			o.Log.Warn("shutdown: requests still running at the deadline were cancelled and their connections closed",
+				"deadline", o.ShutdownTimeout, "requests", n)
+		}
+		deadline := time.Now().Add(o.ShutdownTimeout)
+		for running.Load() > 0 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if n := running.Load(); n > 0 {
+			err = errors.Join(err, fmt.Errorf("%d requests still running %v after they were cancelled", n, o.ShutdownTimeout))
+		}
+	}
 	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
 		err = errors.Join(err, serr)
 	}

@@ -44,7 +44,9 @@ func newTestServer(t *testing.T) *testAPI {
 	if _, err := e.Materialize(ctx); err != nil {
 		t.Fatal(err)
 	}
-	a := &testAPI{e: e, h: NewHandler(e, &Options{MaxBodyBytes: 512, MaxItems: 5}), viewed: -1, nonRoot: -1}
+	// example.com is the Host of httptest.NewRequest with a bare path.
+	a := &testAPI{e: e, h: NewHandler(e, &Options{MaxBodyBytes: 512, MaxItems: 5, Token: testToken, AllowedHosts: []string{"example.com"}}),
+		viewed: -1, nonRoot: -1}
 	for p, err := range e.All(ctx) {
 		if err != nil {
 			t.Fatal(err)
@@ -72,9 +74,18 @@ func newTestServer(t *testing.T) *testAPI {
 	return a
 }
 
+// testToken is the bearer token of the test handlers.
+const testToken = "test-token-0123456789"
+
+// do sends one request as a well-behaved client would: with the bearer
+// token and, unless the method is GET, Content-Type application/json.
 func do(t *testing.T, h http.Handler, method, path, body string) (int, map[string]any) {
 	t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	if method != http.MethodGet {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	var out map[string]any

@@ -26,7 +26,7 @@
 //	fasd update      --db DIR [--nodes F.json] [--add-edges F] [--remove-edges F] [--refresh]
 //	fasd refresh     --db DIR [--workers N] [--json]
 //	fasd audit       --db DIR [--set test|labelled] [--json]
-//	fasd serve       --db DIR [--addr 127.0.0.1:8080]
+//	fasd serve       --db DIR [--addr 127.0.0.1:8080] [--token-file F] [--read-only] [--allow-host H]
 //	fasd demo        [--dir DIR] [--nodes N] [--set key=val ...]   the README's main job
 //
 // # Exit codes
