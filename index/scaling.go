@@ -98,19 +98,24 @@ func (s *Scaling) Scale(j int, v float64, clip bool) (float32, error) {
 	return float32(x), nil
 }
 
-// checkStored checks a stored value of column j against the values Scale
-// can produce (with a little room for rounding): the guard of Tx.AddNode
-// and Tx.SetFeatures, which take stored values.
-func (s *Scaling) checkStored(j int, x float32) error {
-	var lo, hi float64
+// StoredWindow returns the interval of stored values of column j that
+// Scale can produce: [-1−2·RangeSlack, 1+2·RangeSlack] for a scaled column,
+// {0} for a scaled constant one, Window for unscaled features.
+func (s *Scaling) StoredWindow(j int) (lo, hi float64) {
 	switch {
 	case !s.Scaled:
-		lo, hi = s.Window(j)
+		return s.Window(j)
 	case s.Max[j] == s.Min[j]:
-		lo, hi = 0, 0
-	default:
-		lo, hi = -1-2*RangeSlack, 1+2*RangeSlack
+		return 0, 0
 	}
+	return -1 - 2*RangeSlack, 1 + 2*RangeSlack
+}
+
+// checkStored checks a stored value of column j against StoredWindow, with
+// a little room for rounding: the guard of Tx.AddNode and Tx.SetFeatures,
+// which take stored values.
+func (s *Scaling) checkStored(j int, x float32) error {
+	lo, hi := s.StoredWindow(j)
 	pad := 1e-6 * max(1, math.Abs(lo), math.Abs(hi))
 	if v := float64(x); v < lo-pad || v > hi+pad {
 		what := "stored"

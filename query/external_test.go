@@ -15,7 +15,7 @@ import (
 // kind of bad input and wraps ErrInvalid.
 func TestExternalUpdateValidate(t *testing.T) {
 	ok := func() NewNode {
-		return NewNode{ID: 5, Features: []float32{1, 2}, Sensitive: 1, Label: index.Unlabelled, Split: index.SplitNone}
+		return NewNode{ID: 5, Features: []float64{1, 2}, Sensitive: 1, Label: index.Unlabelled, Split: index.SplitNone}
 	}
 	mod := func(f func(n *NewNode)) ExternalUpdate {
 		n := ok()
@@ -26,13 +26,13 @@ func TestExternalUpdateValidate(t *testing.T) {
 		u    ExternalUpdate
 		want string
 	}{
-		{mod(func(n *NewNode) { n.ID = 6; n.Features = []float32{1} }), "nodes[1]: 1 features"},
-		{mod(func(n *NewNode) { n.ID = 6; n.Features[1] = float32(math.Inf(1)) }), "nodes[1].features[1] is not finite"},
-		{mod(func(n *NewNode) { n.ID = 6; n.Sensitive = 2 }), "nodes[1].sensitive: 2"},
-		{mod(func(n *NewNode) { n.ID = 6; n.Label = -3 }), "nodes[1].label: -3"},
-		{mod(func(n *NewNode) { n.ID = 6; n.Split = 9 }), "nodes[1].split"},
+		{mod(func(n *NewNode) { n.ID = 6; n.Features = []float64{1} }), "nodes[1] (id 6): 1 features"},
+		{mod(func(n *NewNode) { n.ID = 6; n.Features[1] = math.Inf(1) }), "nodes[1] (id 6).features[1] is not finite"},
+		{mod(func(n *NewNode) { n.ID = 6; n.Sensitive = 2 }), "nodes[1] (id 6).sensitive: 2"},
+		{mod(func(n *NewNode) { n.ID = 6; n.Label = -3 }), "nodes[1] (id 6).label: -3"},
+		{mod(func(n *NewNode) { n.ID = 6; n.Split = 9 }), "nodes[1] (id 6).split"},
 		{mod(func(n *NewNode) {}), "nodes[1]: id 5 given twice"},
-		{mod(func(n *NewNode) { n.ID = 6; n.Edges = []int64{6} }), "nodes[1]: self-loop"},
+		{mod(func(n *NewNode) { n.ID = 6; n.Edges = []int64{6} }), "nodes[1] (id 6): self-loop"},
 		{ExternalUpdate{AddEdges: [][2]int64{{1, 2}, {3, 3}}}, "add_edges[1]: self-loop"},
 		{ExternalUpdate{RemoveEdges: [][2]int64{{4, 4}}}, "remove_edges[0]: self-loop"},
 	}
@@ -53,8 +53,8 @@ func TestExternalUpdateValidate(t *testing.T) {
 // documents with errors naming the node.
 func TestDecodeNodes(t *testing.T) {
 	in := []NewNode{
-		{ID: 1, Features: []float32{0.5}, Sensitive: 0, Label: 1, Split: index.SplitTest, Edges: []int64{2}},
-		{ID: 2, Features: []float32{-1}, Sensitive: index.Unknown, Label: index.Unlabelled},
+		{ID: 1, Features: []float64{0.5}, Sensitive: 0, Label: 1, Split: index.SplitTest, Edges: []int64{2}},
+		{ID: 2, Features: []float64{-1}, Sensitive: index.Unknown, Label: index.Unlabelled},
 	}
 	b, err := json.Marshal(map[string][]NewNode{"nodes": in})
 	if err != nil {
@@ -94,7 +94,7 @@ func TestApplyExternal(t *testing.T) {
 	e := openEngine(t, s, newTestModel(featureNames(2), 1, false))
 	before, _ := g.Version()
 	_, err := e.ApplyExternal(ctx, ExternalUpdate{
-		Nodes:    []NewNode{{ID: 500, Features: []float32{1, 1}, Sensitive: 1, Label: 0, Split: index.SplitTest, Edges: []int64{1000}}},
+		Nodes:    []NewNode{{ID: 500, Features: []float64{1, 1}, Sensitive: 1, Label: 0, Split: index.SplitTest, Edges: []int64{1000}}},
 		AddEdges: [][2]int64{{500, 1001}, {1002, 424242}},
 	})
 	if !errors.Is(err, ErrUnknownNode) || !strings.Contains(err.Error(), "424242") {
@@ -104,7 +104,7 @@ func TestApplyExternal(t *testing.T) {
 		t.Fatal("a failed update changed the graph")
 	}
 	rep, err := e.ApplyExternal(ctx, ExternalUpdate{
-		Nodes:       []NewNode{{ID: 500, Features: []float32{1, 1}, Sensitive: 1, Label: 0, Split: index.SplitTest, Edges: []int64{1000, 501}}, {ID: 501, Features: []float32{0, 0}, Sensitive: index.Unknown, Label: index.Unlabelled}},
+		Nodes:       []NewNode{{ID: 500, Features: []float64{1, 1}, Sensitive: 1, Label: 0, Split: index.SplitTest, Edges: []int64{1000, 501}}, {ID: 501, Features: []float64{0, 0}, Sensitive: index.Unknown, Label: index.Unlabelled}},
 		AddEdges:    [][2]int64{{500, 1001}},
 		RemoveEdges: [][2]int64{{500, 1000}},
 	})
@@ -124,7 +124,7 @@ func TestApplyExternal(t *testing.T) {
 	if len(nb) != 2 {
 		t.Fatalf("node 500 has neighbours %v, want 1001 and 501", nb)
 	}
-	if _, err := e.ApplyExternal(ctx, ExternalUpdate{Nodes: []NewNode{{ID: 1000, Features: []float32{1, 1}, Sensitive: 0, Label: 0}}}); !errors.Is(err, index.ErrDuplicateID) {
+	if _, err := e.ApplyExternal(ctx, ExternalUpdate{Nodes: []NewNode{{ID: 1000, Features: []float64{1, 1}, Sensitive: 0, Label: 0}}}); !errors.Is(err, index.ErrDuplicateID) {
 		t.Fatalf("existing id: %v", err)
 	}
 }

@@ -172,6 +172,9 @@ func (e *Engine) Update(ctx context.Context, fn func(tx *index.Tx) error) (*Upda
 		return rep, nil
 	}
 	e.stats.updates.Add(1)
+	if len(ch.DeletedIDs) > 0 {
+		e.forgetExternal(ch.DeletedIDs)
+	}
 	// Marking must not be cancelled half-way: the graph is committed.
 	if err := e.markDirty(&ch, rep); err != nil {
 		return rep, fmt.Errorf("query: graph updated to version %d but marking views failed (reopen to recover): %w", ch.Version, err)

@@ -44,9 +44,9 @@ func updateFiles(t *testing.T) (edges, nodes string) {
 	t.Helper()
 	edges = writeFile(t, "edges.txt", fmt.Sprintf("# u v\n%s %s\n\n%s,%s  # comma-separated\n%s\t%s\n",
 		extID(1), extID(57), extID(2), extID(88), extID(3), extID(150)))
-	feat := make([]float32, 6)
+	feat := make([]float64, 6)
 	for i := range feat {
-		feat[i] = float32(i)/6 - 0.4
+		feat[i] = float64(i)/6 - 0.4
 	}
 	b, err := json.Marshal(map[string][]query.NewNode{"nodes": {{
 		ID: 777, Features: feat, Sensitive: 1, Label: 1, Split: index.SplitTest,
