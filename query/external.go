@@ -541,7 +541,11 @@ func (ed *NodeEdit) UnmarshalJSON(b []byte) error {
 	if j.ID == nil {
 		return errors.New("id is required")
 	}
-	*ed = NodeEdit{ID: *j.ID, Features: j.Features, Sensitive: j.Sensitive, Label: j.Label}
+	return j.edit(*j.ID, ed)
+}
+
+func (j *editJSON) edit(id int64, ed *NodeEdit) error {
+	*ed = NodeEdit{ID: id, Features: j.Features, Sensitive: j.Sensitive, Label: j.Label}
 	if j.Split != nil {
 		sp, err := attr.ParseSplit(*j.Split)
 		if err != nil {
@@ -550,6 +554,44 @@ func (ed *NodeEdit) UnmarshalJSON(b []byte) error {
 		ed.Split = &sp
 	}
 	return nil
+}
+
+// DecodeNodeEdit reads the JSON document of an edit of the node with
+// external id id, the form of NodeEdit.MarshalJSON where "id" may be
+// omitted (if given it must be id) plus DecodeUpdate's "clip" and "units":
+//
+//	{"features": [0.5, 1], "label": 1, "clip": true}
+//
+// and returns it as a one-edit update. Errors wrap ErrInvalid.
+func DecodeNodeEdit(r io.Reader, id int64) (*ExternalUpdate, error) {
+	var doc struct {
+		editJSON
+		Clip  bool   `json:"clip,omitempty"`
+		Units string `json:"units,omitempty"`
+	}
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("%w: invalid JSON: %w", ErrInvalid, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		if err == nil {
+			err = errors.New("trailing data after the value")
+		}
+		return nil, fmt.Errorf("%w: invalid JSON: %w", ErrInvalid, err)
+	}
+	if doc.ID != nil && *doc.ID != id {
+		return nil, fmt.Errorf("%w: id %d in the body, %d in the path", ErrInvalid, *doc.ID, id)
+	}
+	u := &ExternalUpdate{Edits: make([]NodeEdit, 1), Clip: doc.Clip}
+	var err error
+	if u.StoredUnits, err = ParseUnits(doc.Units); err != nil {
+		return nil, err
+	}
+	if err := doc.edit(id, &u.Edits[0]); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return u, nil
 }
 
 func strictUnmarshal(b []byte, dst any) error {
