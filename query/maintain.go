@@ -131,6 +131,8 @@ type UpdateReport struct {
 	EdgesRemoved int    `json:"edges_removed"`
 	// NodesAdded are the internal ids of the new nodes, in order.
 	NodesAdded []uint32 `json:"nodes_added,omitempty"`
+	// NodesDeleted counts the deleted nodes.
+	NodesDeleted int `json:"nodes_deleted,omitempty"`
 	// Touched is the number of nodes whose adjacency or attributes changed.
 	Touched int `json:"touched"`
 	// Dirty is the number of subgraphs newly marked dirty; DirtyTotal all
@@ -167,7 +169,7 @@ func (e *Engine) Update(ctx context.Context, fn func(tx *index.Tx) error) (*Upda
 		return nil, err
 	}
 	rep := &UpdateReport{GraphVersion: ch.Version, EdgesAdded: ch.EdgesAdded, EdgesRemoved: ch.EdgesRemoved,
-		NodesAdded: ch.Added.ToArray(), Touched: int(roaring.Or(ch.Adjacency, ch.Attributes).GetCardinality())}
+		NodesAdded: ch.Added.ToArray(), NodesDeleted: int(ch.Deleted.GetCardinality()), Touched: int(roaring.Or(ch.Adjacency, ch.Attributes).GetCardinality())}
 	if ch.Empty() {
 		return rep, nil
 	}

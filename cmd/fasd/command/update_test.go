@@ -107,7 +107,7 @@ func TestUpdateCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf("graph version %d: +0 nodes, +0/−3 edges, 6 nodes touched;", version+1)
+	want := fmt.Sprintf("graph version %d: +0/−0 nodes, +0/−3 edges, 6 nodes touched;", version+1)
 	if !strings.HasPrefix(out, want) || !strings.Contains(out, "\nrefreshed ") || !strings.Contains(out, "complete true)") {
 		t.Errorf("output lacks %q or the refresh line:\n%s", want, out)
 	}
@@ -127,7 +127,7 @@ func TestUpdateCommand(t *testing.T) {
 
 	badFeat := writeFile(t, "bad.json", `{"nodes":[{"id":5,"features":[1,2]}]}`)
 	checkErrCases(t, []errCase{
-		{"nothing", []string{"update", "--db", db}, ExitUsage, "give --nodes, --add-edges or --remove-edges"},
+		{"nothing", []string{"update", "--db", db}, ExitUsage, "give --nodes, --edit, --delete, --add-edges or --remove-edges"},
 		{"no db", []string{"update", "--add-edges", edges}, ExitUsage, "--db DIR is required"},
 		{"three ids", []string{"update", "--db", db, "--add-edges", writeFile(t, "e3.txt", "# x\n1 2 3 # c\n")}, ExitBadInput,
 			`e3.txt:2: malformed edge line: more than two fields: "1 2 3 # c"`},
