@@ -285,6 +285,19 @@ func (e *Engine) AddEdges(ctx context.Context, edges [][2]uint32) (*UpdateReport
 	})
 }
 
+// DeleteNodes deletes nodes (internal ids) in one update
+// (index.Tx.DeleteNode).
+func (e *Engine) DeleteNodes(ctx context.Context, nodes []uint32) (*UpdateReport, error) {
+	return e.Update(ctx, func(tx *index.Tx) error {
+		for _, u := range nodes {
+			if err := tx.DeleteNode(u); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // RemoveEdges removes undirected edges (internal ids) in one update.
 func (e *Engine) RemoveEdges(ctx context.Context, edges [][2]uint32) (*UpdateReport, error) {
 	return e.Update(ctx, func(tx *index.Tx) error {

@@ -191,7 +191,10 @@ func TestUpdateCommand_DeleteEdit(t *testing.T) {
 	if _, err, code := run(t, "predict", "--db", db, "--node", fmt.Sprint(synth.NodeID(8))); code != ExitFailure || !strings.Contains(err.Error(), "unknown node") {
 		t.Errorf("predict of a deleted node: exit %d, %v", code, err)
 	}
-	if _, err, _ := run(t, "check", "--db", db); err != nil {
-		t.Fatal(err)
+	if out, err, _ := run(t, "check", "--db", db); err != nil || !strings.Contains(out, "(2 of them deleted)") {
+		t.Fatalf("check: %v\n%s", err, out)
+	}
+	if out, err, _ := run(t, "stats", "--db", db); err != nil || !strings.Contains(out, fmt.Sprintf("nodes      %d (and 2 deleted)", n0-2)) {
+		t.Fatalf("stats: %v\n%s", err, out)
 	}
 }
