@@ -50,6 +50,9 @@ type Tx struct {
 	newExt map[int64]uint32
 	delExt map[int64]bool // external ids of deleted nodes
 	sets   map[string]*roaring.Bitmap
+	// deleted is the deleted-node set, read on first use and written back
+	// only when DeleteNode changed it (every update reads it).
+	deleted *roaring.Bitmap
 	// scaling guards stored feature values (nil: no recorded scaling);
 	// read on first use.
 	scaling     *Scaling
@@ -162,6 +165,15 @@ func (tx *Tx) commit() error {
 			return err
 		}
 	}
+	if !tx.change.Deleted.IsEmpty() {
+		enc, err := encodeBitmap(tx.deleted)
+		if err != nil {
+			return fmt.Errorf("index: encode node set: %w", err)
+		}
+		if err := set(deletedKey(), enc); err != nil {
+			return err
+		}
+	}
 	for k, bm := range tx.sets {
 		enc, err := encodeBitmap(bm)
 		if err != nil {
@@ -223,13 +235,29 @@ func (tx *Tx) set(key []byte) (*roaring.Bitmap, error) {
 	return bm, nil
 }
 
+// deletedSet returns the deleted nodes as the update sees them.
+func (tx *Tx) deletedSet() (*roaring.Bitmap, error) {
+	if tx.deleted == nil {
+		b, err := tx.base.Get(deletedKey())
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return nil, fmt.Errorf("index: read node set: %w", err)
+		}
+		bm, err := DecodeBitmap(b)
+		if err != nil {
+			return nil, err
+		}
+		tx.deleted = bm
+	}
+	return tx.deleted, nil
+}
+
 // checkLive fails for an id out of range (ErrNodeRange) or of a deleted
 // node (ErrDeleted).
 func (tx *Tx) checkLive(v uint32) error {
 	if err := checkNode(v, tx.st.Nodes); err != nil {
 		return err
 	}
-	del, err := tx.set(deletedKey())
+	del, err := tx.deletedSet()
 	if err != nil {
 		return err
 	}
@@ -503,7 +531,7 @@ func (tx *Tx) DeleteNode(v uint32) error {
 		return err
 	}
 	// A tombstone is in no node set but the deleted one.
-	del, err := tx.set(deletedKey())
+	del, err := tx.deletedSet()
 	if err != nil {
 		return err
 	}
@@ -535,7 +563,7 @@ func (tx *Tx) IsDeleted(v uint32) (bool, error) {
 	if err := checkNode(v, tx.st.Nodes); err != nil {
 		return false, err
 	}
-	del, err := tx.set(deletedKey())
+	del, err := tx.deletedSet()
 	if err != nil {
 		return false, err
 	}
