@@ -22,9 +22,9 @@ func newUpdateCommand() *cobra.Command {
 		Use: "update --db DIR [--nodes F.json] [--edit F.json] [--delete F] [--add-edges F] [--remove-edges F]\n" +
 			"  [--clip] [--units dump|stored] [--refresh]",
 		Short: "Apply one atomic graph update and mark the affected views dirty",
-		Long: `Update applies, as one atomic update that bumps the graph version and in
-this order: deleted nodes, new nodes, node edits, added edges and removed
-edges. The subgraphs the update can change are marked dirty; --refresh
+		Long: `Update applies one atomic update that bumps the graph version: deleted
+nodes, new nodes, node edits, added edges and removed edges, in this order.
+The subgraphs the update can change are marked dirty; --refresh
 re-debiases them right away (otherwise run fasd refresh).
 
   --nodes F.json    new nodes, as in POST /v1/nodes:
@@ -44,8 +44,8 @@ re-debiases them right away (otherwise run fasd refresh).
                     external ids per line separated by spaces, tabs or one
                     comma
 
-Text files may be gzip; '#' starts a comment that runs to the end of the
-line and blank lines are skipped.
+The id and edge files may be gzip; in them '#' starts a comment that runs
+to the end of the line and blank lines are skipped.
 
 Features are given in the dump's units (the numbers of the node file) and
 are scaled as fasd load scaled that column. A value that is not finite or
