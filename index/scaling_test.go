@@ -154,3 +154,46 @@ func TestScaling_TxGuardAndOldStore(t *testing.T) {
 		t.Errorf("Create's graph: scaling %v, %v; want nil, nil", sc, err)
 	}
 }
+
+// FuzzScale checks Scale on arbitrary columns and values: it never panics,
+// a value it accepts maps to a finite stored value that checkStored
+// accepts, a value inside the loaded range maps into [-1, 1] when scaled,
+// and with clip every finite value is accepted.
+func FuzzScale(f *testing.F) {
+	f.Add(0.0, 10.0, 2.5, true, false)
+	f.Add(0.0, 10.0, 3.4e38, true, false)
+	f.Add(0.0, 10.0, 3.4e38, true, true)
+	f.Add(5.0, 5.0, 5.0, true, false)
+	f.Add(-2.0, 2.0, -1e30, false, true)
+	f.Add(-1e308, 1e308, 0.0, true, false)
+	f.Add(-3e38, 3e38, 3.3e38, false, false)
+	f.Fuzz(func(t *testing.T, lo, hi, v float64, scaled, clip bool) {
+		if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || lo > hi {
+			return
+		}
+		if !scaled && (math.Abs(lo) > math.MaxFloat32 || math.Abs(hi) > math.MaxFloat32) {
+			return // the loader refuses such columns unscaled
+		}
+		s := &Scaling{Scaled: scaled, Min: []float64{lo}, Max: []float64{hi}}
+		x, err := s.Scale(0, v, clip)
+		finite := !math.IsNaN(v) && !math.IsInf(v, 0)
+		if err != nil {
+			if finite && clip {
+				t.Fatalf("clip refused %v in [%v, %v]: %v", v, lo, hi, err)
+			}
+			return
+		}
+		if !finite {
+			t.Fatalf("accepted %v", v)
+		}
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			t.Fatalf("Scale(%v) in [%v, %v] = %v", v, lo, hi, x)
+		}
+		if err := s.checkStored(0, x); err != nil {
+			t.Fatalf("Scale(%v) in [%v, %v] = %v, refused by checkStored: %v", v, lo, hi, x, err)
+		}
+		if scaled && v >= lo && v <= hi && (x < -1 || x > 1) {
+			t.Fatalf("Scale(%v) in [%v, %v] = %v outside [-1, 1]", v, lo, hi, x)
+		}
+	})
+}
