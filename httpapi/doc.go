@@ -6,7 +6,15 @@
 //	POST   /v1/predict                 {"ids":[…], "cold":true} → predictions
 //	POST   /v1/edges, DELETE /v1/edges {"edges":[[u,v],…]} → update report
 //	POST   /v1/nodes                   {"nodes":[{id, features, sensitive,
-//	                                    label, split, edges}]} → update report
+//	                                    label, split, edges}], "clip":false,
+//	                                    "units":"dump"} → update report
+//	PATCH  /v1/nodes                   {"edits":[{id, features, sensitive,
+//	                                    label, split}], "clip", "units"}
+//	                                    → update report
+//	DELETE /v1/nodes                   {"ids":[…]} → update report
+//	PATCH  /v1/nodes/{id}              {features, sensitive, label, split,
+//	                                    clip, units} → update report
+//	DELETE /v1/nodes/{id}              → update report
 //	POST   /v1/refresh                 → refresh report
 //	GET    /v1/audit?set=test|labelled → audit report
 //	GET    /healthz                    → status
@@ -78,11 +86,24 @@
 //     not an error.
 //
 // Request bodies are decoded strictly (unknown fields and trailing data
-// are errors). Every error is a JSON {"error": "…"} with 400 (bad input),
-// 401 (token), 403 (read-only; mutations without a configured token), 404
-// (unknown node or path), 405 (method), 408 (body past the read timeout),
+// are errors) and bounded (Options.MaxBodyBytes, Options.MaxItems). Every
+// error is a JSON {"error": "…"} with 400 (bad input), 401 (token), 403
+// (read-only; mutations without a configured token), 404 (unknown or
+// deleted node, or path), 405 (method), 408 (body past the read timeout),
+// 409 (features in the dump's units for a graph that recorded no scaling),
 // 413 (body or item count over the limits), 415 (content type), 421
-// (Host), 503 (cancelled) or 500. Updates go through the engine's typed
-// write API (query.Engine.ApplyExternal); this package only maps JSON and
-// status codes.
+// (Host), 503 (cancelled) or 500.
+//
+// Features of new and edited nodes are in the dump's units (the numbers of
+// the node file) and are scaled with the scaling recorded at load time; a
+// value that is not finite or lies more than one range width beyond the
+// column's loaded min or max is refused with 400 naming the node and the
+// column, and nothing is written, unless "clip" is true ("units": "stored"
+// takes stored, scaled values). In an edit an omitted field stays as it
+// is; -1 makes a sensitive value unknown or a node unlabelled; "split":
+// "none" takes a node out of the split (see query.ExternalUpdate for the
+// split membership rule). A deleted node's id answers 404 afterwards and
+// may be given to a new node. Updates go through the engine's typed write API
+// (query.Engine.ApplyExternal); this package only maps JSON and status
+// codes.
 package httpapi

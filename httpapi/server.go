@@ -153,10 +153,25 @@ type (
 	EdgesRequest struct {
 		Edges [][2]int64 `json:"edges"`
 	}
-	// NodesRequest is the body of POST /v1/nodes (see query.DecodeNodes
-	// for the form of a node).
+	// NodesRequest is the body of POST /v1/nodes (see query.DecodeUpdate
+	// for the form of a node): features in the dump's units unless Units
+	// is "stored"; Clip clips values beyond the accepted window instead of
+	// refusing them.
 	NodesRequest struct {
 		Nodes []query.NewNode `json:"nodes"`
+		Clip  bool            `json:"clip,omitempty"`
+		Units string          `json:"units,omitempty"`
+	}
+	// EditsRequest is the body of PATCH /v1/nodes (see query.DecodeUpdate
+	// for the form of an edit).
+	EditsRequest struct {
+		Edits []query.NodeEdit `json:"edits"`
+		Clip  bool             `json:"clip,omitempty"`
+		Units string           `json:"units,omitempty"`
+	}
+	// DeleteNodesRequest is the body of DELETE /v1/nodes.
+	DeleteNodesRequest struct {
+		IDs []int64 `json:"ids"`
 	}
 )
 
@@ -260,32 +275,86 @@ func DecodeEdgesRequest(r io.Reader, maxItems int) (*EdgesRequest, error) {
 	return req, nil
 }
 
-// DecodeNodesRequest decodes a POST /v1/nodes body (query.DecodeNodes)
-// and checks it against the item limit and a graph of dim features
-// (query.ExternalUpdate.Validate).
+// DecodeNodesRequest decodes a POST /v1/nodes body (query.DecodeUpdate
+// with nodes only) and checks it against the item limit and a graph of dim
+// features (query.ExternalUpdate.Validate).
 func DecodeNodesRequest(r io.Reader, maxItems, dim int) (*NodesRequest, error) {
-	nodes, err := query.DecodeNodes(r)
+	u, err := decodeUpdateRequest(r, "nodes", maxItems, dim)
+	if err != nil {
+		return nil, err
+	}
+	return &NodesRequest{Nodes: u.Nodes, Clip: u.Clip, Units: units(u)}, nil
+}
+
+// DecodeEditsRequest decodes a PATCH /v1/nodes body (query.DecodeUpdate
+// with edits only) and checks it like DecodeNodesRequest.
+func DecodeEditsRequest(r io.Reader, maxItems, dim int) (*EditsRequest, error) {
+	u, err := decodeUpdateRequest(r, "edits", maxItems, dim)
+	if err != nil {
+		return nil, err
+	}
+	return &EditsRequest{Edits: u.Edits, Clip: u.Clip, Units: units(u)}, nil
+}
+
+func units(u *query.ExternalUpdate) string {
+	if u.StoredUnits {
+		return "stored"
+	}
+	return "dump"
+}
+
+// decodeUpdateRequest decodes an update document holding only the list
+// named field (nodes or edits), with at most maxItems items (edges of new
+// nodes included), valid for a graph of dim features.
+func decodeUpdateRequest(r io.Reader, field string, maxItems, dim int) (*query.ExternalUpdate, error) {
+	u, err := query.DecodeUpdate(r)
 	if err != nil {
 		if berr := bodyError(err); berr != nil {
 			return nil, berr
 		}
 		return nil, &httpError{http.StatusBadRequest, err}
 	}
-	if len(nodes) > maxItems {
-		return nil, &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("nodes: %d nodes, at most %d", len(nodes), maxItems)}
+	n, item := len(u.Nodes), "node"
+	if field == "edits" {
+		n, item = len(u.Edits), "edit"
 	}
-	edges := 0
-	for _, n := range nodes {
-		edges += len(n.Edges)
+	if n != u.Size()-edgesOfNodes(u) || (field == "edits" && len(u.Nodes) > 0) {
+		return nil, badRequest("this endpoint takes %s only (and clip, units)", field)
 	}
-	if edges > maxItems {
+	if err := checkCount(field, item, n, maxItems); err != nil {
+		return nil, err
+	}
+	if edges := edgesOfNodes(u); edges > maxItems {
 		return nil, &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("nodes: %d edges, at most %d", edges, maxItems)}
 	}
-	u := query.ExternalUpdate{Nodes: nodes}
 	if err := u.Validate(dim); err != nil {
 		return nil, &httpError{http.StatusBadRequest, err}
 	}
-	return &NodesRequest{Nodes: nodes}, nil
+	return u, nil
+}
+
+func edgesOfNodes(u *query.ExternalUpdate) int {
+	n := 0
+	for _, nd := range u.Nodes {
+		n += len(nd.Edges)
+	}
+	return n
+}
+
+// DecodeDeleteNodesRequest decodes and validates a DELETE /v1/nodes body.
+func DecodeDeleteNodesRequest(r io.Reader, maxItems int) (*DeleteNodesRequest, error) {
+	var req DeleteNodesRequest
+	if err := decodeJSON(r, &req); err != nil {
+		return nil, err
+	}
+	if err := checkCount("ids", "id", len(req.IDs), maxItems); err != nil {
+		return nil, err
+	}
+	u := query.ExternalUpdate{Delete: req.IDs}
+	if err := u.Validate(0); err != nil {
+		return nil, &httpError{http.StatusBadRequest, err}
+	}
+	return &req, nil
 }
 
 // routeStats count the requests of one route without a lock: the common
@@ -299,7 +368,7 @@ type routeStats struct {
 }
 
 // trackedCodes are the status codes the API answers with.
-var trackedCodes = [...]int{200, 400, 404, 405, 413, 500, 503}
+var trackedCodes = [...]int{200, 400, 404, 405, 409, 413, 500, 503}
 
 func (rs *routeStats) add(code int, d time.Duration) {
 	rs.count.Add(1)
@@ -356,17 +425,33 @@ type server struct {
 //	POST   /v1/predict                 {"ids":[…], "cold":true} → predictions
 //	POST   /v1/edges, DELETE /v1/edges {"edges":[[u,v],…]} → update report
 //	POST   /v1/nodes                   {"nodes":[{id, features, sensitive,
-//	                                    label, split, edges}]} → update report
+//	                                    label, split, edges}], "clip":false,
+//	                                    "units":"dump"} → update report
+//	PATCH  /v1/nodes                   {"edits":[{id, features, sensitive,
+//	                                    label, split}], "clip", "units"}
+//	                                    → update report
+//	DELETE /v1/nodes                   {"ids":[…]} → update report
+//	PATCH  /v1/nodes/{id}              {features, sensitive, label, split,
+//	                                    clip, units} → update report
+//	DELETE /v1/nodes/{id}              → update report
 //	POST   /v1/refresh                 → refresh report
 //	GET    /v1/audit?set=test|labelled → audit report
 //	GET    /healthz                    → status
 //	GET    /metrics                    Prometheus text format
 //
+// Features of new and edited nodes are in the dump's units and are scaled
+// with the scaling recorded at load time; a value that is not finite or
+// lies beyond the accepted window (index.Scaling.Window) is refused with
+// 400 naming the node and the column, unless "clip" is true. A graph
+// loaded by an older build accepts features only with "units": "stored"
+// (409 otherwise).
+//
 // Errors are JSON {"error": "..."} with 400 (bad input), 401 (missing or
 // wrong bearer token), 403 (read-only, or mutations without a configured
-// token), 404 (unknown node or path), 405 (method), 408 (body incomplete
-// at the read timeout), 413 (body or item count over the limits), 415 (not
-// application/json), 421 (Host not allowed), 500.
+// token), 404 (unknown or deleted node, or path), 405 (method), 408 (body
+// incomplete at the read timeout), 409 (the graph records no scaling), 413
+// (body or item count over the limits), 415 (not application/json), 421
+// (Host not allowed), 500.
 //
 // Before any route, a guard checks the Host header, the bearer token and
 // the content type (see the package documentation); mutations need
@@ -396,7 +481,8 @@ func NewHandler(e *query.Engine, opts *Options) http.Handler {
 	handle("/v1/nodes/{id}/subgraph", "subgraph", []string{http.MethodGet}, s.subgraph)
 	handle("/v1/predict", "predict", []string{http.MethodPost}, s.predict)
 	handle("/v1/edges", "edges", []string{http.MethodPost, http.MethodDelete}, s.edges)
-	handle("/v1/nodes", "nodes", []string{http.MethodPost}, s.nodes)
+	handle("/v1/nodes", "nodes", []string{http.MethodPost, http.MethodPatch, http.MethodDelete}, s.nodes)
+	handle("/v1/nodes/{id}", "node", []string{http.MethodPatch, http.MethodDelete}, s.node)
 	handle("/v1/refresh", "refresh", []string{http.MethodPost}, s.refresh)
 	handle("/v1/audit", "audit", []string{http.MethodGet}, s.audit)
 	handle("/healthz", "healthz", []string{http.MethodGet}, s.healthz)
@@ -538,8 +624,11 @@ func statusOf(err error) int {
 	switch {
 	case errors.As(err, &he):
 		return he.status
-	case errors.Is(err, query.ErrUnknownNode), errors.Is(err, query.ErrNotRoot), errors.Is(err, index.ErrNodeRange), errors.Is(err, index.ErrUnknownID):
+	case errors.Is(err, query.ErrUnknownNode), errors.Is(err, query.ErrNotRoot), errors.Is(err, index.ErrNodeRange), errors.Is(err, index.ErrUnknownID),
+		errors.Is(err, index.ErrDeleted):
 		return http.StatusNotFound
+	case errors.Is(err, index.ErrNoScaling):
+		return http.StatusConflict
 	case errors.Is(err, index.ErrInvalid), errors.Is(err, index.ErrSelfLoop), errors.Is(err, index.ErrDuplicateID), errors.Is(err, query.ErrInvalid):
 		return http.StatusBadRequest
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -601,11 +690,52 @@ func (s *server) edges(_ http.ResponseWriter, r *http.Request) (any, error) {
 }
 
 func (s *server) nodes(_ http.ResponseWriter, r *http.Request) (any, error) {
-	req, err := DecodeNodesRequest(r.Body, s.o.MaxItems, len(s.e.Graph().Schema().Features))
-	if err != nil {
-		return nil, err
+	dim := len(s.e.Graph().Schema().Features)
+	var u query.ExternalUpdate
+	switch r.Method {
+	case http.MethodPost:
+		req, err := DecodeNodesRequest(r.Body, s.o.MaxItems, dim)
+		if err != nil {
+			return nil, err
+		}
+		u = query.ExternalUpdate{Nodes: req.Nodes, Clip: req.Clip, StoredUnits: req.Units == "stored"}
+	case http.MethodPatch:
+		req, err := DecodeEditsRequest(r.Body, s.o.MaxItems, dim)
+		if err != nil {
+			return nil, err
+		}
+		u = query.ExternalUpdate{Edits: req.Edits, Clip: req.Clip, StoredUnits: req.Units == "stored"}
+	default:
+		req, err := DecodeDeleteNodesRequest(r.Body, s.o.MaxItems)
+		if err != nil {
+			return nil, err
+		}
+		u = query.ExternalUpdate{Delete: req.IDs}
 	}
-	return s.e.AddNodesExternal(r.Context(), req.Nodes)
+	return s.e.ApplyExternal(r.Context(), u)
+}
+
+// node edits (PATCH) or deletes (DELETE) the node of the path.
+func (s *server) node(_ http.ResponseWriter, r *http.Request) (any, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		return nil, badRequest("node id %q is not an integer", r.PathValue("id"))
+	}
+	if r.Method == http.MethodDelete {
+		if err := ensureEmptyBody(r.Body); err != nil {
+			return nil, err
+		}
+		return s.e.DeleteNodesExternal(r.Context(), []int64{id})
+	}
+	u, err := query.DecodeNodeEdit(r.Body, id)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("request body over %d bytes", mbe.Limit)}
+		}
+		return nil, &httpError{http.StatusBadRequest, err}
+	}
+	return s.e.ApplyExternal(r.Context(), *u)
 }
 
 func (s *server) refresh(_ http.ResponseWriter, r *http.Request) (any, error) {

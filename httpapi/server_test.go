@@ -144,11 +144,102 @@ func TestHandlerBadInputs(t *testing.T) {
 		{"GET", "/v1/nodes/x/subgraph", "", 400},
 		{"GET", "/v1/nodes/12345678/subgraph", "", 404},
 		{"POST", "/v1/nodes/1000/subgraph", "", 405},
+		{"POST", "/v1/nodes", `{"nodes":[{"id":5000,"features":[1e39,0,0]}]}`, 400},
+		{"POST", "/v1/nodes", `{"nodes":[{"id":5000,"features":` + feat(3) + `,"label":-1,"split":"train"}]}`, 400},
+		{"POST", "/v1/nodes", `{"nodes":[{"id":5000,"features":` + feat(3) + `}],"units":"feet"}`, 400},
+		{"POST", "/v1/nodes", `{"nodes":[{"id":5000,"features":` + feat(3) + `}],"delete":[1000]}`, 400},
+		{"PATCH", "/v1/nodes", `{"edits":[{"id":1000}]}`, 400},
+		{"PATCH", "/v1/nodes", `{"edits":[{"id":1000,"label":2}]}`, 400},
+		{"PATCH", "/v1/nodes", `{"edits":[{"id":1000,"features":[1]}]}`, 400},
+		{"PATCH", "/v1/nodes", `{"edits":[{"id":424242,"label":1}]}`, 404},
+		{"PATCH", "/v1/nodes", `{"nodes":[{"id":5000,"features":` + feat(3) + `}]}`, 400},
+		{"PATCH", "/v1/nodes", `{"edits":[{"id":1000,"label":1},{"id":1001,"label":1},{"id":1002,"label":1},{"id":1003,"label":1},{"id":1004,"label":1},{"id":1005,"label":1}]}`, 413},
+		{"DELETE", "/v1/nodes", `{"ids":[]}`, 400},
+		{"DELETE", "/v1/nodes", `{"ids":[1000,1000]}`, 400},
+		{"DELETE", "/v1/nodes", `{"ids":[1000,424242]}`, 404},
+		{"DELETE", "/v1/nodes", `{"ids":[1,2,3,4,5,6]}`, 413},
+		{"PUT", "/v1/nodes", `{"ids":[1000]}`, 405},
+		{"GET", "/v1/nodes/1000", "", 405},
+		{"DELETE", "/v1/nodes/x", "", 400},
+		{"DELETE", "/v1/nodes/424242", "", 404},
+		{"DELETE", "/v1/nodes/1000", `{"ids":[1]}`, 400},
+		{"PATCH", "/v1/nodes/1000", `{"id":1001,"label":1}`, 400},
+		{"PATCH", "/v1/nodes/1000", `{"label":1,"colour":2}`, 400},
+		{"PATCH", "/v1/nodes/1000", `{"features":[1e39,0,0]}`, 400},
+		{"PATCH", "/v1/nodes/424242", `{"label":1}`, 404},
 	}
 	for _, c := range cases {
 		if got, body := do(t, h, c.method, c.path, c.body); got != c.want {
 			t.Errorf("%s %s %.60s: %d, want %d (%v)", c.method, c.path, c.body, got, c.want, body)
 		}
+	}
+}
+
+// Ensure that nodes deleted and edited over HTTP round trip: a deleted
+// node's prediction and second deletion answer 404 and its id can name a
+// new node; an edit changes the node and its views turn stale until a
+// refresh; a graph that recorded no scaling refuses features in the
+// dump's units with 409 and takes stored ones.
+func TestHandlerDeleteEditNodes(t *testing.T) {
+	ctx := context.Background()
+	s := querytest.OpenMem(t, "")
+	g := querytest.NewGraph(t, s, 60, 3, 4, 5)
+	e, err := query.Open("", &query.Options{Store: s, Model: querytest.NewModel(querytest.FeatureNames(3), 2, true), Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	if _, err := e.Materialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h := NewHandler(e, &Options{Token: testToken, AllowedHosts: []string{"example.com"}})
+	if code, out := do(t, h, "DELETE", "/v1/nodes/1001", ""); code != 200 || out["nodes_deleted"] != 1.0 {
+		t.Fatalf("DELETE: %d %v", code, out)
+	}
+	for _, req := range [][2]string{{"GET", "/v1/nodes/1001/prediction"}, {"DELETE", "/v1/nodes/1001"}, {"GET", "/v1/nodes/1001/subgraph"}} {
+		if code, out := do(t, h, req[0], req[1], ""); code != 404 {
+			t.Errorf("%s %s after delete: %d %v", req[0], req[1], code, out)
+		}
+	}
+	if code, out := do(t, h, "POST", "/v1/nodes", `{"nodes":[{"id":1001,"features":[0.5,0,1],"sensitive":0,"label":1,"split":"test","edges":[1002]}]}`); code != 200 {
+		t.Fatalf("re-adding a deleted id: %d %v", code, out)
+	}
+	if code, out := do(t, h, "PATCH", "/v1/nodes/1003", `{"features":[1,1,1],"sensitive":1}`); code != 200 || out["touched"] != 1.0 {
+		t.Fatalf("PATCH: %d %v", code, out)
+	}
+	if code, out := do(t, h, "DELETE", "/v1/nodes", `{"ids":[1004,1005]}`); code != 200 || out["nodes_deleted"] != 2.0 {
+		t.Fatalf("DELETE list: %d %v", code, out)
+	}
+	if code, out := do(t, h, "POST", "/v1/refresh", ""); code != 200 || out["complete"] != true {
+		t.Fatalf("refresh: %d %v", code, out)
+	}
+	v, _ := g.View()
+	u, _ := v.InternalID(1003)
+	n, _ := v.Node(u)
+	if err := v.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	v.Close()
+	if n.Sensitive != 1 || n.Features[0] != 1 {
+		t.Fatalf("edited node %+v", n)
+	}
+	// An old store: loaded (a load report) but no recorded scaling.
+	b := s.NewBatch()
+	if err := b.Set([]byte("Mload"), []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	if code, out := do(t, h, "PATCH", "/v1/nodes/1003", `{"features":[0,0,0]}`); code != 409 {
+		t.Fatalf("dump units without a recorded scaling: %d %v", code, out)
+	}
+	if code, out := do(t, h, "PATCH", "/v1/nodes/1003", `{"features":[0,0,0],"units":"stored"}`); code != 200 {
+		t.Fatalf("stored units without a recorded scaling: %d %v", code, out)
+	}
+	if code, out := do(t, h, "PATCH", "/v1/nodes/1003", `{"label":0}`); code != 200 {
+		t.Fatalf("an edit without features needs no scaling: %d %v", code, out)
 	}
 }
 
@@ -280,6 +371,10 @@ func FuzzDecodeRequest(f *testing.F) {
 		`{"ids":[1,2,3]}`, `{"ids":[1],"cold":false}`, `{"edges":[[1,2],[3,4]]}`,
 		`{"nodes":[{"id":1,"features":[0.5,1],"sensitive":0,"label":1,"split":"test","edges":[2]}]}`,
 		`{"nodes":[{"id":1,"features":[1e39,0]}]}`, `{}`, `[]`, `{"ids":null}`, "",
+		`{"nodes":[{"id":1,"features":[3.4e38,0],"sensitive":1,"label":1}],"clip":true,"units":"stored"}`,
+		`{"edits":[{"id":3,"features":[0.5,-2],"sensitive":-1,"label":0,"split":"none"}],"clip":true}`,
+		`{"edits":[{"id":3,"label":-1,"split":"train"}]}`, `{"edits":[{"id":3}]}`,
+		`{"ids":[4,5]}`, `{"ids":[4,4]}`, `{"delete":[1]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -309,6 +404,23 @@ func FuzzDecodeRequest(f *testing.F) {
 				}
 			}
 			roundTrip(t, p, func(b []byte) (any, error) { return DecodeNodesRequest(bytes.NewReader(b), maxItems, dim) })
+		}
+		if p, err := DecodeEditsRequest(bytes.NewReader(data), maxItems, dim); err == nil {
+			if len(p.Edits) == 0 || len(p.Edits) > maxItems {
+				t.Fatalf("accepted %d edits", len(p.Edits))
+			}
+			for _, ed := range p.Edits {
+				if (ed.Features != nil && len(ed.Features) != dim) || (ed.Features == nil && ed.Sensitive == nil && ed.Label == nil && ed.Split == nil) {
+					t.Fatalf("accepted edit %+v", ed)
+				}
+			}
+			roundTrip(t, p, func(b []byte) (any, error) { return DecodeEditsRequest(bytes.NewReader(b), maxItems, dim) })
+		}
+		if p, err := DecodeDeleteNodesRequest(bytes.NewReader(data), maxItems); err == nil {
+			if len(p.IDs) == 0 || len(p.IDs) > maxItems {
+				t.Fatalf("accepted %d ids", len(p.IDs))
+			}
+			roundTrip(t, p, func(b []byte) (any, error) { return DecodeDeleteNodesRequest(bytes.NewReader(b), maxItems) })
 		}
 	})
 }

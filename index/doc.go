@@ -16,8 +16,8 @@
 // the fasd.NeighborSampler and fasd.NeighborLister method sets.
 //
 // Writes go through Graph.Update: the function given to it changes a Tx
-// (AddEdge, RemoveEdge, AddNode, SetFeatures, SetSensitive, SetLabel,
-// SetSplit) and Update commits everything as one batch together with all
+// (AddEdge, RemoveEdge, AddNode, DeleteNode, SetFeatures, SetSensitive,
+// SetLabel, SetSplit) and Update commits everything as one batch together with all
 // bitmaps that depend on it, the counts and a new graph version, and returns
 // a Change listing the nodes whose adjacency or attributes changed.
 //
@@ -44,6 +44,8 @@
 //	                                     marker, present only during a load
 //	"M" "load"                           JSON LoadReport of the load that made
 //	                                     the graph
+//	"M" "scaling"                        JSON Scaling {scaled, min:[], max:[]}:
+//	                                     the per-column scaling of the load
 //	"N" id:u32                           ext:i64 │ sens:i8 │ label:i8 │
 //	                                     dim × f32 (little-endian)
 //	"X" ext:u64 (= i64 with sign bit     id:u32
@@ -57,6 +59,7 @@
 //	"G" "L"                              nodes with label 0 or 1
 //	"G" "p" split:u8                     nodes of the split part (1 train,
 //	                                     2 val, 3 test)
+//	"G" "d"                              deleted nodes (tombstones)
 //
 // Bitmaps are the portable roaring serialisation, run-optimised.
 //
@@ -65,9 +68,11 @@
 // Every committed state satisfies (View.Check verifies all of them):
 // adjacency is symmetric (w ∈ A(v) ⇔ v ∈ A(w)), has no self-loops and no id
 // ≥ n; "M" "state" holds the number of node records and half the degree sum;
-// there is exactly one "N" record per id in 0..n−1 and the "X" map is its
-// inverse; each "G" bitmap equals the set the node records imply; the split
-// parts are disjoint. The version grows with every committed update and
+// there is exactly one "N" record per id in 0..n−1 and the "X" map is the
+// inverse of the live (not deleted) ones; each "G" bitmap equals the set
+// the live node records imply; a deleted node has no edges, a tombstone
+// record (Unknown, Unlabelled, zero features) and is in no other set; the
+// split parts are disjoint. The version grows with every committed update and
 // every load and is never reused in a store, so (store, version) names one
 // graph state: the query engine may key cached views on it.
 //
@@ -108,6 +113,34 @@
 // lists (O(edges) uint32s, about 16 bytes per undirected edge), O(nodes)
 // bits of node sets, the in-memory part of the spill and one batch.
 //
+// # Scaling and validated updates
+//
+// Load records how it mapped the dump's feature values to stored ones
+// (Graph.Scaling: scaled to [-1, 1] or not, and each column's min and max
+// in the dump). Scaling.Scale maps a new value of the dump's units the same
+// way, bit for bit for values inside the loaded range and linearly beyond
+// it, and refuses values that are not finite (ErrInvalid) or lie more than
+// RangeSlack range widths beyond the loaded min or max (ErrOutOfRange; a
+// column constant in the dump accepts only its constant), unless asked to
+// clip them to that window. Tx.AddNode and Tx.SetFeatures take stored
+// values and refuse, with ErrOutOfRange, any that Scale could not have
+// produced, so no write path can store a value that would overflow the
+// models. A graph made by Create records no scaling (features are stored as
+// given, only checked to be finite); a graph loaded by an older build has
+// none either (Graph.Scaling: ErrNoScaling; stored values are then only
+// checked to be finite, and reloading with Replace records it).
+//
+// # Deleting nodes
+//
+// Tx.DeleteNode removes a node's edges, takes it out of the id map and of
+// every node set, and turns its record into a tombstone listed in "G" "d"
+// (View.Deleted). Internal ids stay dense and are never reused: the
+// tombstone is an isolated, unlabelled node of unknown group with zero
+// features, so that code iterating over 0..n−1 (training) keeps working
+// and no sampling reaches it. Its external id is free again: a new node
+// may take it (with a new internal id). Using a deleted id in an update is
+// an error wrapping ErrDeleted.
+//
 // # Sampling
 //
 // View.SampleNeighbors draws min(k, deg) distinct neighbours uniformly
@@ -121,8 +154,8 @@
 //
 // Only one Graph value may update a store at a time (updates are serialised
 // inside a Graph, not across processes). An update must fit in one atomic
-// batch (a few MiB with Badger). Nodes cannot be deleted (ids are dense);
-// remove a node's edges instead. A View pins a storage snapshot: close it.
+// batch (a few MiB with Badger). A deleted node's internal id stays taken
+// (its tombstone costs one small record). A View pins a storage snapshot: close it.
 // Reads do not cache: each call fetches the record from the snapshot (the
 // engines' block caches make repeated reads cheap).
 package index

@@ -44,6 +44,15 @@ var (
 	// classes or sensitive groups. The message names the cause and, where a
 	// user may mean it, the option that loads it anyway.
 	ErrDegenerate = errors.New("index: degenerate graph")
+	// ErrDeleted is returned for an internal id whose node was deleted
+	// (Tx.DeleteNode): the id stays taken, its record is a tombstone.
+	ErrDeleted = errors.New("index: node deleted")
+	// ErrOutOfRange is returned for a feature value far outside the range
+	// of the loaded dump (see Scaling).
+	ErrOutOfRange = errors.New("index: feature value far outside the loaded range")
+	// ErrNoScaling is returned by Graph.Scaling for a graph loaded by an
+	// older build that did not record its feature scaling.
+	ErrNoScaling = errors.New("index: the graph records no feature scaling (loaded by an older fasd; reload the dump with fasd load --replace)")
 	// ErrClosed is returned by a View after Close.
 	ErrClosed = errors.New("index: view is closed")
 )

@@ -23,6 +23,7 @@ var (
 	keyLoading = []byte("Mloading")
 	keyLoad    = []byte("Mload")
 	keyVersion = []byte("Mversion")
+	keyScaling = []byte("Mscaling")
 )
 
 // Set kinds, the second byte of a prefixGroup key.
@@ -31,6 +32,7 @@ const (
 	setLabel    = 'y' // + int8 label as a byte (0xff = unlabelled)
 	setLabelled = 'L' // labelled nodes (label 0 or 1)
 	setSplit    = 'p' // + Split byte
+	setDeleted  = 'd' // deleted nodes (tombstones)
 )
 
 func nodeKey(v uint32) []byte {
@@ -59,6 +61,7 @@ func extKey(ext int64) []byte {
 func sensKey(s int8) []byte  { return []byte{prefixGroup, setSens, byte(s)} }
 func labelKey(y int8) []byte { return []byte{prefixGroup, setLabel, byte(y)} }
 func labelledKey() []byte    { return []byte{prefixGroup, setLabelled} }
+func deletedKey() []byte     { return []byte{prefixGroup, setDeleted} }
 func splitKey(s Split) []byte {
 	return []byte{prefixGroup, setSplit, byte(s)}
 }

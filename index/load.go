@@ -1144,7 +1144,11 @@ func (l *loader) finish(counter uint64, sets *nodeSets, labelled []uint32) error
 	if err != nil {
 		return err
 	}
-	for _, kv := range [][2][]byte{{keySchema, sb}, {keyState, st.encode()}, {keyVersion, encodeU64(st.Version)}, {keyLoad, rb}} {
+	scb, err := json.Marshal(&Scaling{Scaled: l.table.Spec().Scale, Min: l.table.Min, Max: l.table.Max})
+	if err != nil {
+		return fmt.Errorf("index: load: encode scaling: %w", err)
+	}
+	for _, kv := range [][2][]byte{{keySchema, sb}, {keyState, st.encode()}, {keyVersion, encodeU64(st.Version)}, {keyLoad, rb}, {keyScaling, scb}} {
 		if err := l.set(kv[0], kv[1]); err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/fasd-db/fasd/storage"
@@ -49,8 +50,11 @@ type Homophily struct {
 
 // Stats summarises a graph.
 type Stats struct {
-	Version  uint64      `json:"version"`
+	Version uint64 `json:"version"`
+	// Nodes counts the live nodes, Deleted the tombstones of deleted ones
+	// (their ids stay taken).
 	Nodes    int         `json:"nodes"`
+	Deleted  int         `json:"deleted,omitempty"`
 	Edges    int64       `json:"edges"`
 	Features int         `json:"features"`
 	Isolated int         `json:"isolated"`
@@ -84,6 +88,12 @@ func (v *View) Stats(ctx context.Context) (*Stats, error) {
 		}
 	}
 	count := func(b *roaring.Bitmap) int { return int(b.GetCardinality()) }
+	del, err := v.Deleted()
+	if err != nil {
+		return nil, err
+	}
+	s.Deleted = count(del)
+	s.Nodes -= s.Deleted
 	s.Groups = GroupCounts{G0: count(g[1]), G1: count(g[2]), Unknown: count(g[0])}
 	s.Labels = LabelCounts{Y0: count(y[1]), Y1: count(y[2]), Unlabelled: count(y[0])}
 	by := func(gb *roaring.Bitmap) LabelCounts {
@@ -107,7 +117,7 @@ func (v *View) Stats(ctx context.Context) (*Stats, error) {
 	known := roaring.Or(g[1], g[2])
 	var withEdges int
 	var degSum, same, knownEdges uint64
-	err := v.scan(ctx, []byte{prefixAdj}, func(key, val []byte) error {
+	err = v.scan(ctx, []byte{prefixAdj}, func(key, val []byte) error {
 		u, err := idFromKey(key)
 		if err != nil {
 			return err
@@ -251,6 +261,13 @@ func (v *View) Check(ctx context.Context) error {
 		}
 		bm.Add(u)
 	}
+	deleted, err := v.Deleted()
+	if err != nil {
+		return err
+	}
+	if !deleted.IsEmpty() && deleted.Maximum() >= n {
+		bad("deleted set holds node %d ≥ %d nodes", deleted.Maximum(), n)
+	}
 	exts := make(map[int64]uint32, n)
 	var records uint32
 	err = v.scan(ctx, []byte{prefixNode}, func(key, val []byte) error {
@@ -269,6 +286,15 @@ func (v *View) Check(ctx context.Context) error {
 		records++
 		if s < -1 || s > 1 || y < -1 || y > 1 {
 			bad("node %d: sensitive %d, label %d out of range", u, s, y)
+			return nil
+		}
+		if deleted.Contains(u) {
+			if _, ok := adj[u]; ok {
+				bad("deleted node %d has edges", u)
+			}
+			if s != Unknown || y != Unlabelled || slices.ContainsFunc(appendFeatures(nil, val), func(f float32) bool { return f != 0 }) {
+				bad("deleted node %d: record is not a tombstone", u)
+			}
 			return nil
 		}
 		exts[ext] = u
@@ -302,8 +328,8 @@ func (v *View) Check(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if extKeys != n {
-		bad("%d id map entries for %d nodes", extKeys, n)
+	if live := uint64(n) - deleted.GetCardinality(); uint64(extKeys) != live {
+		bad("%d id map entries for %d live nodes", extKeys, live)
 	}
 	keys := [][]byte{labelledKey()}
 	for i := int8(-1); i <= 1; i++ {
@@ -329,6 +355,11 @@ func (v *View) Check(ctx context.Context) error {
 		}
 		if !parts[i].IsEmpty() && parts[i].Maximum() >= n {
 			bad("split %v holds node %d ≥ %d nodes", sp, parts[i].Maximum(), n)
+		}
+	}
+	for i, sp := range Splits {
+		if roaring.And(parts[i], deleted).GetCardinality() != 0 {
+			bad("split %v holds deleted nodes", sp)
 		}
 	}
 	if roaring.And(parts[0], parts[1]).GetCardinality()+roaring.And(parts[0], parts[2]).GetCardinality()+roaring.And(parts[1], parts[2]).GetCardinality() != 0 {

@@ -13,21 +13,26 @@ import (
 // Change describes what one committed update changed. The query engine uses
 // it to find stale views: a node in Adjacency has a different neighbour
 // list, a node in Attributes different features, sensitive value, label or
-// split, a node in Added is new (and is also in Attributes).
+// split, a node in Added is new (and is also in Attributes), a node in
+// Deleted was deleted (and is also in Attributes, and in Adjacency if it
+// had edges).
 type Change struct {
 	// Version is the graph version after the update (unchanged when the
 	// update changed nothing and so committed nothing).
-	Version      uint64
-	Adjacency    *roaring.Bitmap
-	Attributes   *roaring.Bitmap
-	Added        *roaring.Bitmap
+	Version    uint64
+	Adjacency  *roaring.Bitmap
+	Attributes *roaring.Bitmap
+	Added      *roaring.Bitmap
+	Deleted    *roaring.Bitmap
+	// DeletedIDs are the external ids of the deleted nodes.
+	DeletedIDs   []int64
 	EdgesAdded   int
 	EdgesRemoved int
 }
 
 // Empty reports whether the update changed nothing.
 func (c *Change) Empty() bool {
-	return c.Adjacency.IsEmpty() && c.Attributes.IsEmpty() && c.Added.IsEmpty()
+	return c.Adjacency.IsEmpty() && c.Attributes.IsEmpty() && c.Added.IsEmpty() && c.Deleted.IsEmpty()
 }
 
 // Tx is an update in progress, handed to the function given to
@@ -43,8 +48,16 @@ type Tx struct {
 	adj    map[uint32]*roaring.Bitmap
 	nodes  map[uint32]*Node
 	newExt map[int64]uint32
+	delExt map[int64]bool // external ids of deleted nodes
 	sets   map[string]*roaring.Bitmap
-	change Change
+	// deleted is the deleted-node set, read on first use and written back
+	// only when DeleteNode changed it (every update reads it).
+	deleted *roaring.Bitmap
+	// scaling guards stored feature values (nil: no recorded scaling);
+	// read on first use.
+	scaling     *Scaling
+	scalingRead bool
+	change      Change
 }
 
 // Update runs fn in a new Tx and commits its changes as one atomic batch
@@ -75,11 +88,12 @@ func (g *Graph) Update(ctx context.Context, fn func(tx *Tx) error) (Change, erro
 		adj:    map[uint32]*roaring.Bitmap{},
 		nodes:  map[uint32]*Node{},
 		newExt: map[int64]uint32{},
+		delExt: map[int64]bool{},
 		sets:   map[string]*roaring.Bitmap{},
-		change: Change{Version: st.Version, Adjacency: roaring.New(), Attributes: roaring.New(), Added: roaring.New()},
+		change: emptyChange(st.Version),
 	}
 	if err := fn(tx); err != nil {
-		return Change{Version: st.Version, Adjacency: roaring.New(), Attributes: roaring.New(), Added: roaring.New()}, err
+		return emptyChange(st.Version), err
 	}
 	if tx.change.Empty() {
 		return tx.change, nil
@@ -91,6 +105,10 @@ func (g *Graph) Update(ctx context.Context, fn func(tx *Tx) error) (Change, erro
 		return Change{}, err
 	}
 	return tx.change, nil
+}
+
+func emptyChange(version uint64) Change {
+	return Change{Version: version, Adjacency: roaring.New(), Attributes: roaring.New(), Added: roaring.New(), Deleted: roaring.New()}
 }
 
 func (tx *Tx) commit() error {
@@ -134,8 +152,25 @@ func (tx *Tx) commit() error {
 			return err
 		}
 	}
+	for ext := range tx.delExt {
+		if _, readded := tx.newExt[ext]; readded {
+			continue
+		}
+		if err := b.Delete(extKey(ext)); err != nil {
+			return fmt.Errorf("index: update: %w", err)
+		}
+	}
 	for ext, v := range tx.newExt {
 		if err := set(extKey(ext), binary.BigEndian.AppendUint32(nil, v)); err != nil {
+			return err
+		}
+	}
+	if !tx.change.Deleted.IsEmpty() {
+		enc, err := encodeBitmap(tx.deleted)
+		if err != nil {
+			return fmt.Errorf("index: encode node set: %w", err)
+		}
+		if err := set(deletedKey(), enc); err != nil {
 			return err
 		}
 	}
@@ -200,9 +235,67 @@ func (tx *Tx) set(key []byte) (*roaring.Bitmap, error) {
 	return bm, nil
 }
 
-// node returns the (mutable) record of v held by the update.
-func (tx *Tx) node(v uint32) (*Node, error) {
+// deletedSet returns the deleted nodes as the update sees them.
+func (tx *Tx) deletedSet() (*roaring.Bitmap, error) {
+	if tx.deleted == nil {
+		b, err := tx.base.Get(deletedKey())
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return nil, fmt.Errorf("index: read node set: %w", err)
+		}
+		bm, err := DecodeBitmap(b)
+		if err != nil {
+			return nil, err
+		}
+		tx.deleted = bm
+	}
+	return tx.deleted, nil
+}
+
+// checkLive fails for an id out of range (ErrNodeRange) or of a deleted
+// node (ErrDeleted).
+func (tx *Tx) checkLive(v uint32) error {
 	if err := checkNode(v, tx.st.Nodes); err != nil {
+		return err
+	}
+	del, err := tx.deletedSet()
+	if err != nil {
+		return err
+	}
+	if del.Contains(v) {
+		return fmt.Errorf("%w: node %d", ErrDeleted, v)
+	}
+	return nil
+}
+
+// checkFeatures checks stored feature values against the schema (count,
+// finite) and against the recorded scaling (Scaling.checkStored), naming
+// the column.
+func (tx *Tx) checkFeatures(f []float32) error {
+	if err := tx.g.schema.checkFeatures(f); err != nil {
+		return err
+	}
+	if !tx.scalingRead {
+		sc, err := readScaling(tx.base, tx.g.schema.Dim())
+		if err != nil && !errors.Is(err, ErrNoScaling) {
+			return err
+		}
+		tx.scaling, tx.scalingRead = sc, true
+	}
+	if tx.scaling == nil {
+		return nil
+	}
+	for j, x := range f {
+		if err := tx.scaling.checkStored(j, x); err != nil {
+			return fmt.Errorf("feature %q: %w", tx.g.schema.Features[j], err)
+		}
+	}
+	return nil
+}
+
+// node returns the (mutable) record of v held by the update; a deleted
+// node is an error wrapping ErrDeleted.
+func (tx *Tx) node(v uint32) (*Node, error) {
+	if err := tx.checkLive(v); err != nil {
 		return nil, err
 	}
 	if n, ok := tx.nodes[v]; ok {
@@ -244,7 +337,7 @@ func (tx *Tx) Node(v uint32) (Node, error) {
 
 // HasEdge reports whether u and v are adjacent as the update sees it.
 func (tx *Tx) HasEdge(u, v uint32) (bool, error) {
-	if err := checkNode(u, tx.st.Nodes); err != nil {
+	if err := tx.checkLive(u); err != nil {
 		return false, err
 	}
 	bm, err := tx.neighbors(u)
@@ -307,10 +400,10 @@ func (tx *Tx) RemoveEdge(u, v uint32) (bool, error) {
 }
 
 func (tx *Tx) checkPair(u, v uint32) error {
-	if err := checkNode(u, tx.st.Nodes); err != nil {
+	if err := tx.checkLive(u); err != nil {
 		return err
 	}
-	if err := checkNode(v, tx.st.Nodes); err != nil {
+	if err := tx.checkLive(v); err != nil {
 		return err
 	}
 	if u == v {
@@ -326,6 +419,9 @@ func (tx *Tx) InternalID(ext int64) (uint32, error) {
 	if id, ok := tx.newExt[ext]; ok {
 		return id, nil
 	}
+	if tx.delExt[ext] {
+		return 0, fmt.Errorf("%w: %d (deleted by this update)", ErrUnknownID, ext)
+	}
 	b, err := tx.base.Get(extKey(ext))
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
@@ -339,10 +435,12 @@ func (tx *Tx) InternalID(ext int64) (uint32, error) {
 }
 
 // AddNode adds a node without edges and returns its internal id (the old
-// node count). Its external id must be new; its record is validated
-// against the schema.
+// node count). Its external id must be new (or that of a node deleted
+// earlier); its record is validated against the schema and its features,
+// stored values, against the recorded scaling (ErrOutOfRange beyond the
+// values Scaling.Scale can produce).
 func (tx *Tx) AddNode(n Node) (uint32, error) {
-	if err := tx.g.schema.checkFeatures(n.Features); err != nil {
+	if err := tx.checkFeatures(n.Features); err != nil {
 		return 0, err
 	}
 	if err := errors.Join(checkTri("sensitive value", n.Sensitive), checkTri("label", n.Label), checkSplit(n.Split)); err != nil {
@@ -355,6 +453,7 @@ func (tx *Tx) AddNode(n Node) (uint32, error) {
 		return 0, fmt.Errorf("%w: %d", ErrDuplicateID, n.ExternalID)
 	}
 	switch _, err := tx.base.Get(extKey(n.ExternalID)); {
+	case tx.delExt[n.ExternalID]:
 	case err == nil:
 		return 0, fmt.Errorf("%w: %d", ErrDuplicateID, n.ExternalID)
 	case !errors.Is(err, storage.ErrNotFound):
@@ -391,9 +490,10 @@ func (tx *Tx) AddNode(n Node) (uint32, error) {
 	return id, nil
 }
 
-// SetFeatures replaces the feature vector of v.
+// SetFeatures replaces the feature vector of v (stored values, checked
+// like AddNode's).
 func (tx *Tx) SetFeatures(v uint32, f []float32) error {
-	if err := tx.g.schema.checkFeatures(f); err != nil {
+	if err := tx.checkFeatures(f); err != nil {
 		return err
 	}
 	n, err := tx.node(v)
@@ -403,6 +503,71 @@ func (tx *Tx) SetFeatures(v uint32, f []float32) error {
 	copy(n.Features, f)
 	tx.change.Attributes.Add(v)
 	return nil
+}
+
+// DeleteNode deletes v: its edges are removed, it leaves every node set
+// (sensitive group, label, labelled, split) and the id map, and its record
+// becomes a tombstone: external id kept, sensitive value Unknown,
+// Unlabelled, all features 0, listed by View.Deleted. Internal ids stay
+// dense: v is never reused, and the tombstone is an isolated unlabelled
+// node that no sampling reaches and no training set holds. The external
+// id becomes free for a new node. Deleting a deleted node, or changing or
+// linking one, is an error wrapping ErrDeleted.
+func (tx *Tx) DeleteNode(v uint32) error {
+	n, err := tx.node(v)
+	if err != nil {
+		return err
+	}
+	nb, err := tx.neighbors(v)
+	if err != nil {
+		return err
+	}
+	for _, w := range nb.ToArray() {
+		if _, err := tx.RemoveEdge(v, w); err != nil {
+			return err
+		}
+	}
+	if err := errors.Join(tx.SetSensitive(v, Unknown), tx.SetLabel(v, Unlabelled), tx.SetSplit(v, SplitNone)); err != nil {
+		return err
+	}
+	// A tombstone is in no node set but the deleted one.
+	del, err := tx.deletedSet()
+	if err != nil {
+		return err
+	}
+	unknown, err := tx.set(sensKey(Unknown))
+	if err != nil {
+		return err
+	}
+	unlabelled, err := tx.set(labelKey(Unlabelled))
+	if err != nil {
+		return err
+	}
+	unknown.Remove(v)
+	unlabelled.Remove(v)
+	clear(n.Features)
+	del.Add(v)
+	if id, ok := tx.newExt[n.ExternalID]; ok && id == v {
+		delete(tx.newExt, n.ExternalID)
+	} else {
+		tx.delExt[n.ExternalID] = true
+	}
+	tx.change.Deleted.Add(v)
+	tx.change.DeletedIDs = append(tx.change.DeletedIDs, n.ExternalID)
+	tx.change.Attributes.Add(v)
+	return nil
+}
+
+// IsDeleted reports whether v was deleted (before or by this update).
+func (tx *Tx) IsDeleted(v uint32) (bool, error) {
+	if err := checkNode(v, tx.st.Nodes); err != nil {
+		return false, err
+	}
+	del, err := tx.deletedSet()
+	if err != nil {
+		return false, err
+	}
+	return del.Contains(v), nil
 }
 
 // move moves v from the set under from to the set under to.

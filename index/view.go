@@ -289,6 +289,23 @@ func (v *View) LabelSet(y int8) (*roaring.Bitmap, error) {
 // Labelled returns the nodes with label 0 or 1.
 func (v *View) Labelled() (*roaring.Bitmap, error) { return v.bitmap(labelledKey()) }
 
+// Deleted returns the deleted nodes (Tx.DeleteNode). Their ids stay
+// valid: reads see a tombstone (Unknown sensitive value, Unlabelled, zero
+// features, no edges) that is in no other node set.
+func (v *View) Deleted() (*roaring.Bitmap, error) { return v.bitmap(deletedKey()) }
+
+// IsDeleted reports whether n was deleted.
+func (v *View) IsDeleted(n uint32) (bool, error) {
+	if err := checkNode(n, v.st.Nodes); err != nil {
+		return false, err
+	}
+	bm, err := v.Deleted()
+	if err != nil {
+		return false, err
+	}
+	return bm.Contains(n), nil
+}
+
 // SplitSet returns the nodes of one part of the split (SplitTrain, SplitVal
 // or SplitTest).
 func (v *View) SplitSet(s Split) (*roaring.Bitmap, error) {

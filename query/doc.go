@@ -86,11 +86,21 @@
 // # Writes
 //
 // Update applies a function to an index.Tx; ApplyExternal applies a typed
-// ExternalUpdate (new nodes with their edges, added and removed edges, by
-// external id) after validating it (ExternalUpdate.Validate: field-named
-// errors wrapping ErrInvalid), resolving ids inside the update under the
-// writer lock. DecodeNodes reads the JSON form of new nodes that both
-// fasd update --nodes and POST /v1/nodes take.
+// ExternalUpdate (deleted nodes, new nodes with their edges, node edits,
+// added and removed edges, by external id) after validating it
+// (ExternalUpdate.Validate: field-named errors wrapping ErrInvalid),
+// resolving ids inside the update under the writer lock. Features of new
+// and edited nodes are in the dump's units and are scaled with the scaling
+// recorded at load time (index.Scaling): a value that is not finite or lies
+// more than index.RangeSlack ranges beyond the loaded min or max fails the
+// whole update, naming the node and the column (errors wrapping ErrInvalid
+// and index.ErrOutOfRange), unless ExternalUpdate.Clip clips it;
+// ExternalUpdate.StoredUnits takes stored values instead. Deletions
+// (index.Tx.DeleteNode) and edits dirty subgraphs like any other change
+// (see Update), a deleted node's external id leaves the engine's id cache,
+// and Predict refuses a deleted node with ErrUnknownNode. DecodeUpdate
+// reads the JSON update document that fasd update's files and the HTTP
+// node endpoints take (DecodeNodes, DecodeNodeEdit: parts of it).
 //
 // # Concurrency
 //

@@ -190,7 +190,11 @@ type Engine struct {
 	version   atomic.Uint64                  // current graph version
 	refreshed atomic.Uint64
 
-	extIDs  sync.Map // external id → internal id (positive lookups only)
+	extIDs sync.Map // external id → internal id (positive lookups only)
+	// extGen counts deletions; extMu orders the cache's fills after a
+	// lookup against its evictions after a deletion (see forgetExternal).
+	extGen  atomic.Uint64
+	extMu   sync.Mutex
 	subs    *subgraphCache
 	scorers chan model.Scorer // pool for the cold path
 	closed  atomic.Bool

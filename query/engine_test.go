@@ -151,15 +151,30 @@ func TestReopen(t *testing.T) {
 
 // applyRandomUpdate applies one random update batch through the engine.
 func applyRandomUpdate(t *testing.T, e *Engine, rng *rand.Rand, nextExt *int64) *UpdateReport {
+	return applyRandomUpdateDel(t, e, rng, nil, nextExt)
+}
+
+// applyRandomUpdateDel is applyRandomUpdate that also deletes a node now
+// and then, drawn with delRng (nil: never).
+func applyRandomUpdateDel(t *testing.T, e *Engine, rng, delRng *rand.Rand, nextExt *int64) *UpdateReport {
 	t.Helper()
 	d := 4
 	rep, err := e.Update(context.Background(), func(tx *index.Tx) error {
 		n := uint32(tx.NumNodes())
+		// live draws a node that is not deleted.
+		live := func() uint32 {
+			for {
+				u := uint32(rng.IntN(int(n)))
+				if del, err := tx.IsDeleted(u); err != nil || !del {
+					return u
+				}
+			}
+		}
 		for range 1 + rng.IntN(3) {
-			u := uint32(rng.IntN(int(n)))
+			u := live()
 			switch rng.IntN(8) {
 			case 0, 1:
-				w := uint32(rng.IntN(int(n)))
+				w := live()
 				if w != u {
 					if _, err := tx.AddEdge(u, w); err != nil {
 						return err
@@ -182,7 +197,7 @@ func applyRandomUpdate(t *testing.T, e *Engine, rng *rand.Rand, nextExt *int64) 
 				}
 				*nextExt++
 				for range rng.IntN(3) {
-					if _, err := tx.AddEdge(id, uint32(rng.IntN(int(n)))); err != nil {
+					if _, err := tx.AddEdge(id, live()); err != nil {
 						return err
 					}
 				}
@@ -207,6 +222,15 @@ func applyRandomUpdate(t *testing.T, e *Engine, rng *rand.Rand, nextExt *int64) 
 						return err
 					}
 				}
+			}
+		}
+		// Deletions are drawn from their own generator, so that the
+		// sequence of the other operations stays that of the seed.
+		if delRng != nil && delRng.IntN(4) == 0 {
+			// Delete a live node: its edges go, and the subgraphs it was
+			// in or expanded, and its own if it was a root, turn dirty.
+			if err := tx.DeleteNode(live()); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -245,17 +269,25 @@ func testPropertyIncrementalEqualsRebuild(t *testing.T) {
 			}
 		}
 		rng := rand.New(rand.NewPCG(seed, 99))
+		delRng := rand.New(rand.NewPCG(seed, 7))
 		ext := int64(1 << 20)
 		for step := range steps {
-			applyRandomUpdate(t, e, rng, &ext)
+			applyRandomUpdateDel(t, e, rng, delRng, &ext)
 			o := oracle(t, g, m)
 			checkViews(t, e, o, "after update")
 			if rng.IntN(3) == 0 {
 				// A cold query is exact.
 				v, _ := g.View()
 				u := uint32(rng.IntN(v.NumNodes()))
+				deleted, _ := v.IsDeleted(u)
 				v.Close()
 				p, err := e.Predict(ctx, u)
+				if deleted {
+					if !errors.Is(err, ErrUnknownNode) {
+						t.Fatalf("predict of deleted node %d: %+v, %v", u, p, err)
+					}
+					continue
+				}
 				if err != nil {
 					t.Fatal(err)
 				}

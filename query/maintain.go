@@ -131,6 +131,8 @@ type UpdateReport struct {
 	EdgesRemoved int    `json:"edges_removed"`
 	// NodesAdded are the internal ids of the new nodes, in order.
 	NodesAdded []uint32 `json:"nodes_added,omitempty"`
+	// NodesDeleted counts the deleted nodes.
+	NodesDeleted int `json:"nodes_deleted,omitempty"`
 	// Touched is the number of nodes whose adjacency or attributes changed.
 	Touched int `json:"touched"`
 	// Dirty is the number of subgraphs newly marked dirty; DirtyTotal all
@@ -167,11 +169,14 @@ func (e *Engine) Update(ctx context.Context, fn func(tx *index.Tx) error) (*Upda
 		return nil, err
 	}
 	rep := &UpdateReport{GraphVersion: ch.Version, EdgesAdded: ch.EdgesAdded, EdgesRemoved: ch.EdgesRemoved,
-		NodesAdded: ch.Added.ToArray(), Touched: int(roaring.Or(ch.Adjacency, ch.Attributes).GetCardinality())}
+		NodesAdded: ch.Added.ToArray(), NodesDeleted: int(ch.Deleted.GetCardinality()), Touched: int(roaring.Or(ch.Adjacency, ch.Attributes).GetCardinality())}
 	if ch.Empty() {
 		return rep, nil
 	}
 	e.stats.updates.Add(1)
+	if len(ch.DeletedIDs) > 0 {
+		e.forgetExternal(ch.DeletedIDs)
+	}
 	// Marking must not be cancelled half-way: the graph is committed.
 	if err := e.markDirty(&ch, rep); err != nil {
 		return rep, fmt.Errorf("query: graph updated to version %d but marking views failed (reopen to recover): %w", ch.Version, err)
@@ -273,6 +278,19 @@ func (e *Engine) AddEdges(ctx context.Context, edges [][2]uint32) (*UpdateReport
 	return e.Update(ctx, func(tx *index.Tx) error {
 		for _, ed := range edges {
 			if _, err := tx.AddEdge(ed[0], ed[1]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// DeleteNodes deletes nodes (internal ids) in one update
+// (index.Tx.DeleteNode).
+func (e *Engine) DeleteNodes(ctx context.Context, nodes []uint32) (*UpdateReport, error) {
+	return e.Update(ctx, func(tx *index.Tx) error {
+		for _, u := range nodes {
+			if err := tx.DeleteNode(u); err != nil {
 				return err
 			}
 		}

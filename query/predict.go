@@ -138,13 +138,13 @@ func (e *Engine) PredictExternal(ctx context.Context, id int64) (Prediction, err
 	return p, err
 }
 
-// internalID maps an external id to the internal one. Found ids are cached:
-// nodes are never deleted and external ids never reused, so a mapping
-// stays valid forever.
+// internalID maps an external id to the internal one. Found ids are cached
+// until the node is deleted (forgetExternal).
 func (e *Engine) internalID(id int64) (uint32, error) {
 	if u, ok := e.extIDs.Load(id); ok {
 		return u.(uint32), nil
 	}
+	gen := e.extGen.Load()
 	v, err := e.g.View()
 	if err != nil {
 		return 0, err
@@ -155,7 +155,7 @@ func (e *Engine) internalID(id int64) (uint32, error) {
 		return 0, fmt.Errorf("%w: external id %d", ErrUnknownNode, id)
 	}
 	if err == nil {
-		e.extIDs.Store(id, u)
+		e.rememberExternal(id, u, gen)
 	}
 	return u, err
 }
@@ -179,6 +179,12 @@ func (e *Engine) cold(ctx context.Context, u uint32) (Prediction, error) {
 	defer v.Close()
 	if int64(u) >= int64(v.NumNodes()) {
 		return Prediction{}, fmt.Errorf("%w: %d (graph has %d nodes)", ErrUnknownNode, u, v.NumNodes())
+	}
+	if del, err := v.IsDeleted(u); err != nil || del {
+		if err == nil {
+			err = fmt.Errorf("%w: %d was deleted", ErrUnknownNode, u)
+		}
+		return Prediction{}, err
 	}
 	cand, err := e.coldCandidates(v, u)
 	if err != nil {

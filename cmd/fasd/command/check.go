@@ -41,7 +41,15 @@ func newCheckCommand() *cobra.Command {
 			if err := v.Check(cmd.Context()); err != nil {
 				return fmt.Errorf("check: %w", err)
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "ok: version %d, %d nodes, %d edges, all invariants hold\n", v.Version(), v.NumNodes(), v.NumEdges())
+			del, err := v.Deleted()
+			if err != nil {
+				return fmt.Errorf("check: %w", err)
+			}
+			nodes := fmt.Sprintf("%d nodes", v.NumNodes())
+			if !del.IsEmpty() {
+				nodes = fmt.Sprintf("%d nodes (%d of them deleted)", v.NumNodes(), del.GetCardinality())
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "ok: version %d, %s, %d edges, all invariants hold\n", v.Version(), nodes, v.NumEdges())
 			return err
 		},
 	}

@@ -154,9 +154,10 @@ func demoUpdateFiles(dir string) (edges, nodes string, err error) {
 		return "", "", fmt.Errorf("demo: %w", err)
 	}
 	cfg := synth.Removable()
-	feat := make([]float32, cfg.Features)
+	// Features in the dump's units, inside the generated columns' range.
+	feat := make([]float64, cfg.Features)
 	for i := range feat {
-		feat[i] = float32(rng.Float64()*2 - 1)
+		feat[i] = rng.Float64()*2 - 1
 	}
 	req := map[string][]query.NewNode{"nodes": {{
 		ID: 999000001, Features: feat, Sensitive: 1, Label: 0, Split: index.SplitTest,

@@ -43,7 +43,7 @@ func TestDemoCommand(t *testing.T) {
 		"== materialize the fair-prediction views  (fasd materialize)", "materialized ",
 		"== fairness audit of the views", "w/o Diffusion (before)", "FASD (after)",
 		"== query some nodes  (fasd predict)", "node " + extID(0) + ": class ",
-		"== apply an update (edges and a new labelled node)  (fasd update)", "graph version 2: +1 nodes, +",
+		"== apply an update (edges and a new labelled node)  (fasd update)", "graph version 2: +1/−0 nodes, +",
 		"== query the same nodes", "node " + extID(4) + ": class ",
 		"== refresh the remaining dirty subgraphs  (fasd refresh)", "refreshed ",
 		"== query the new node  (fasd predict)", "node 999000001: class ", "source view",

@@ -30,10 +30,13 @@ const exitHelp = `Exit codes:
   2  usage: unknown command or flag, missing or invalid flag value
   3  bad input: a dump file is missing or malformed (file:line in the message),
      or describes a degenerate graph (no nodes, no edge kept, one label
-     class, one sensitive group; the message names the override flag)
+     class, one sensitive group; the message names the override flag), or
+     an update gives a feature value far outside the loaded range
   4  store state: incomplete load (reload with --replace), graph already
      present (use --replace), no graph, other backend, unknown format, corrupt,
-     no trained models (run fasd train first), store open in another process
+     no trained models (run fasd train first), store open in another process,
+     no recorded feature scaling (loaded by an older fasd: reload, or give
+     update features with --units stored)
 `
 
 // UsageError marks an error in the command line itself.
@@ -65,6 +68,10 @@ func ExitCode(err error) int {
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.Is(err, index.ErrOutOfRange):
+		return ExitBadInput
+	case errors.Is(err, index.ErrNoScaling):
+		return ExitStoreState
 	case errors.As(err, &ue), errors.Is(err, dump.ErrSpec), errors.Is(err, dump.ErrUnknownPreset),
 		errors.Is(err, index.ErrInvalid), errors.Is(err, synth.ErrConfig), errors.Is(err, split.ErrParams):
 		return ExitUsage

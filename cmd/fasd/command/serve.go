@@ -37,7 +37,12 @@ func newServeCommand() *cobra.Command {
   POST   /v1/predict                 {"ids":[...], "cold":true}
   POST   /v1/edges, DELETE /v1/edges {"edges":[[u,v], ...]}
   POST   /v1/nodes                   {"nodes":[{"id", "features", "sensitive",
-                                      "label", "split", "edges"}]}
+                                      "label", "split", "edges"}], "clip", "units"}
+  PATCH  /v1/nodes                   {"edits":[{"id", "features", "sensitive",
+                                      "label", "split"}], "clip", "units"}
+  DELETE /v1/nodes                   {"ids":[...]}
+  PATCH  /v1/nodes/{id}              {"features", "sensitive", "label", "split"}
+  DELETE /v1/nodes/{id}              delete one node
   POST   /v1/refresh                 re-debias dirty subgraphs
   GET    /v1/audit?set=test|labelled fairness audit of the views
   GET    /healthz, GET /metrics      status; Prometheus text format

@@ -89,7 +89,11 @@ func printStats(cmd *cobra.Command, st *index.Stats, asJSON bool) error {
 		return fmt.Sprintf("0: %d  1: %d  unlabelled: %d", c.Y0, c.Y1, c.Unlabelled)
 	}
 	pr("version    %d\n", st.Version)
-	pr("nodes      %d\n", st.Nodes)
+	if st.Deleted > 0 {
+		pr("nodes      %d (and %d deleted)\n", st.Nodes, st.Deleted)
+	} else {
+		pr("nodes      %d\n", st.Nodes)
+	}
 	pr("edges      %d undirected (max degree %d)\n", st.Edges, st.MaxDeg)
 	pr("features   %d\n", st.Features)
 	pr("isolated   %d\n", st.Isolated)

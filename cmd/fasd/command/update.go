@@ -1,10 +1,13 @@
 package command
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/fasd-db/fasd/index/dump"
 	"github.com/fasd-db/fasd/query"
@@ -13,31 +16,75 @@ import (
 
 func newUpdateCommand() *cobra.Command {
 	o := &EngineOptions{}
-	var addEdges, removeEdges, nodes string
-	var refresh bool
+	var addEdges, removeEdges, nodes, edits, deletes, units string
+	var refresh, clip bool
 	cmd := &cobra.Command{
-		Use:   "update --db DIR [--nodes F.json] [--add-edges F] [--remove-edges F] [--refresh]",
+		Use: "update --db DIR [--nodes F.json] [--edit F.json] [--delete F] [--add-edges F] [--remove-edges F]\n" +
+			"  [--clip] [--units dump|stored] [--refresh]",
 		Short: "Apply one atomic graph update and mark the affected views dirty",
-		Long: `Update applies, as one atomic update that bumps the graph version, new nodes
-(--nodes: JSON {"nodes":[{"id", "features", "sensitive", "label", "split",
-"edges"}]} as in POST /v1/nodes), added edges and removed edges (edge files,
-plain or gzip, in the format of fasd load's: one pair of external ids per
-line separated by spaces, tabs or one comma; '#' starts a comment that runs
-to the end of the line; blank lines are skipped). The subgraphs the update can change are marked dirty; --refresh
+		Long: `Update applies one atomic update that bumps the graph version: deleted
+nodes, new nodes, node edits, added edges and removed edges, in this order.
+The subgraphs the update can change are marked dirty; --refresh
 re-debiases them right away (otherwise run fasd refresh).
+
+  --nodes F.json    new nodes, as in POST /v1/nodes:
+                    {"nodes":[{"id":7, "features":[…], "sensitive":1,
+                    "label":0, "split":"test", "edges":[3, 4]}]}
+                    (sensitive and label omitted or -1 when unknown, split
+                    omitted when none; edges name existing nodes or nodes
+                    of the same file)
+  --edit F.json     edits of existing nodes, as in PATCH /v1/nodes:
+                    {"edits":[{"id":7, "features":[…], "sensitive":-1,
+                    "label":1, "split":"none"}]}; an omitted field is left
+                    as it is
+  --delete F        external ids of nodes to delete, one per line; their
+                    edges go with them and their ids become free
+  --add-edges F, --remove-edges F
+                    edge files in the format of fasd load's: one pair of
+                    external ids per line separated by spaces, tabs or one
+                    comma
+
+The id and edge files may be gzip; in them '#' starts a comment that runs
+to the end of the line and blank lines are skipped.
+
+Features are given in the dump's units (the numbers of the node file) and
+are scaled as fasd load scaled that column. A value that is not finite or
+lies more than one range width beyond the column's loaded min or max is
+refused with the node id and the column named (exit 3), unless --clip
+clips it to that window. --units stored gives features as stored (already
+scaled) values instead: the way to add features to a store loaded by an
+older fasd, which recorded no scaling.
+
+A node in the split must be labelled, and a test node must have a known
+sensitive value: an edit that makes a split node unlabelled (or a test
+node's group unknown) takes it out of the split. A deleted node leaves the
+split and every node set; its internal id is never reused. Label and split
+changes affect the next fasd train, not the current models.
 
 ` + exitHelp,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			if addEdges == "" && removeEdges == "" && nodes == "" {
-				return usagef("update: give --nodes, --add-edges or --remove-edges")
+			if addEdges == "" && removeEdges == "" && nodes == "" && edits == "" && deletes == "" {
+				return usagef("update: give --nodes, --edit, --delete, --add-edges or --remove-edges")
 			}
-			add, err := readEdgeFile(addEdges)
+			stored, err := query.ParseUnits(units)
 			if err != nil {
+				return usagef("update: --units: %v", err)
+			}
+			u := query.ExternalUpdate{Clip: clip, StoredUnits: stored}
+			if u.AddEdges, err = readEdgeFile(addEdges); err != nil {
 				return err
 			}
-			remove, err := readEdgeFile(removeEdges)
-			if err != nil {
+			if u.RemoveEdges, err = readEdgeFile(removeEdges); err != nil {
+				return err
+			}
+			if u.Delete, err = readIDFile(deletes); err != nil {
+				return err
+			}
+			if u.Nodes, _, err = readUpdateFile(nodes, "nodes"); err != nil {
+				return err
+			}
+			if _, u.Edits, err = readUpdateFile(edits, "edits"); err != nil {
 				return err
 			}
 			e, _, err := o.openEngine("update", cmd.ErrOrStderr())
@@ -45,20 +92,8 @@ re-debiases them right away (otherwise run fasd refresh).
 				return err
 			}
 			defer func() { err = errors.Join(err, e.Close()) }()
-			u := query.ExternalUpdate{AddEdges: add, RemoveEdges: remove}
-			if nodes != "" {
-				f, err := os.Open(nodes)
-				if err != nil {
-					return fmt.Errorf("update: %w", err)
-				}
-				u.Nodes, err = query.DecodeNodes(f)
-				f.Close()
-				if err != nil {
-					return usagef("update: %s: %v", nodes, err)
-				}
-				if err := u.Validate(len(e.Graph().Schema().Features)); err != nil {
-					return usagef("update: %s: %v", nodes, err)
-				}
+			if err := u.Validate(len(e.Graph().Schema().Features)); err != nil {
+				return usagef("update: %v", err)
 			}
 			rep, err := e.ApplyExternal(cmd.Context(), u)
 			if err != nil {
@@ -74,8 +109,8 @@ re-debiases them right away (otherwise run fasd refresh).
 			if o.JSON {
 				return printJSON(w, map[string]any{"update": rep, "refresh": rrep})
 			}
-			fmt.Fprintf(w, "graph version %d: +%d nodes, +%d/−%d edges, %d nodes touched; %d subgraphs newly dirty (%d in all), %d stale nodes\n",
-				rep.GraphVersion, len(rep.NodesAdded), rep.EdgesAdded, rep.EdgesRemoved, rep.Touched, rep.Dirty, rep.DirtyTotal, rep.Stale)
+			fmt.Fprintf(w, "graph version %d: +%d/−%d nodes, +%d/−%d edges, %d nodes touched; %d subgraphs newly dirty (%d in all), %d stale nodes\n",
+				rep.GraphVersion, len(rep.NodesAdded), rep.NodesDeleted, rep.EdgesAdded, rep.EdgesRemoved, rep.Touched, rep.Dirty, rep.DirtyTotal, rep.Stale)
 			if rrep != nil {
 				printRefresh(w, "refreshed", rrep)
 			}
@@ -84,10 +119,74 @@ re-debiases them right away (otherwise run fasd refresh).
 	}
 	o.AddFlags(cmd.Flags())
 	cmd.Flags().StringVar(&nodes, "nodes", "", "JSON file of nodes to add")
+	cmd.Flags().StringVar(&edits, "edit", "", "JSON file of node edits")
+	cmd.Flags().StringVar(&deletes, "delete", "", "file of external ids of nodes to delete, one per line")
 	cmd.Flags().StringVar(&addEdges, "add-edges", "", "file of edges to add")
 	cmd.Flags().StringVar(&removeEdges, "remove-edges", "", "file of edges to remove")
+	cmd.Flags().BoolVar(&clip, "clip", false, "clip feature values far outside the loaded range instead of refusing them")
+	cmd.Flags().StringVar(&units, "units", "dump", "units of feature values: dump (the node file's) or stored (already scaled)")
 	cmd.Flags().BoolVar(&refresh, "refresh", false, "refresh the dirty views afterwards")
 	return cmd
+}
+
+// readUpdateFile reads the JSON update document at path (query
+// .DecodeUpdate) that must hold only the list named field ("nodes" or
+// "edits"). An empty path reads nothing.
+func readUpdateFile(path, field string) ([]query.NewNode, []query.NodeEdit, error) {
+	if path == "" {
+		return nil, nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("update: %w", err)
+	}
+	defer f.Close()
+	u, err := query.DecodeUpdate(f)
+	if err != nil {
+		return nil, nil, usagef("update: %s: %v", path, err)
+	}
+	n := len(u.Nodes)
+	if field == "edits" {
+		n = len(u.Edits)
+	}
+	if n == 0 || n != len(u.Nodes)+len(u.Edits)+len(u.Delete)+len(u.AddEdges)+len(u.RemoveEdges) || u.Clip || u.StoredUnits {
+		return nil, nil, usagef("update: %s: want {%q: [...]} and nothing else (use --clip, --units)", path, field)
+	}
+	return u.Nodes, u.Edits, nil
+}
+
+// readIDFile reads external node ids, one per line, with '#' comments and
+// blank lines skipped, plain or gzip (dump.Open).
+func readIDFile(path string) ([]int64, error) {
+	if path == "" {
+		return nil, nil
+	}
+	r, err := dump.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("update: %w", err)
+	}
+	defer r.Close()
+	var out []int64
+	sc := bufio.NewScanner(r)
+	for line := 1; sc.Scan(); line++ {
+		s := sc.Text()
+		if i := strings.IndexByte(s, '#'); i >= 0 {
+			s = s[:i]
+		}
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("update: %w", &dump.Error{File: filepath.Base(path), Line: line, Index: -1,
+				Kind: dump.ErrBadID, Detail: fmt.Sprintf("not a node id: %q", s)})
+		}
+		out = append(out, id)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("update: %s: %w", path, err)
+	}
+	return out, nil
 }
 
 // readEdgeFile reads the edge pairs (external ids) of an update with the

@@ -44,9 +44,9 @@ func updateFiles(t *testing.T) (edges, nodes string) {
 	t.Helper()
 	edges = writeFile(t, "edges.txt", fmt.Sprintf("# u v\n%s %s\n\n%s,%s  # comma-separated\n%s\t%s\n",
 		extID(1), extID(57), extID(2), extID(88), extID(3), extID(150)))
-	feat := make([]float32, 6)
+	feat := make([]float64, 6)
 	for i := range feat {
-		feat[i] = float32(i)/6 - 0.4
+		feat[i] = float64(i)/6 - 0.4
 	}
 	b, err := json.Marshal(map[string][]query.NewNode{"nodes": {{
 		ID: 777, Features: feat, Sensitive: 1, Label: 1, Split: index.SplitTest,
@@ -107,7 +107,7 @@ func TestUpdateCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf("graph version %d: +0 nodes, +0/−3 edges, 6 nodes touched;", version+1)
+	want := fmt.Sprintf("graph version %d: +0/−0 nodes, +0/−3 edges, 6 nodes touched;", version+1)
 	if !strings.HasPrefix(out, want) || !strings.Contains(out, "\nrefreshed ") || !strings.Contains(out, "complete true)") {
 		t.Errorf("output lacks %q or the refresh line:\n%s", want, out)
 	}
@@ -127,7 +127,7 @@ func TestUpdateCommand(t *testing.T) {
 
 	badFeat := writeFile(t, "bad.json", `{"nodes":[{"id":5,"features":[1,2]}]}`)
 	checkErrCases(t, []errCase{
-		{"nothing", []string{"update", "--db", db}, ExitUsage, "give --nodes, --add-edges or --remove-edges"},
+		{"nothing", []string{"update", "--db", db}, ExitUsage, "give --nodes, --edit, --delete, --add-edges or --remove-edges"},
 		{"no db", []string{"update", "--add-edges", edges}, ExitUsage, "--db DIR is required"},
 		{"three ids", []string{"update", "--db", db, "--add-edges", writeFile(t, "e3.txt", "# x\n1 2 3 # c\n")}, ExitBadInput,
 			`e3.txt:2: malformed edge line: more than two fields: "1 2 3 # c"`},
