@@ -353,7 +353,9 @@ func buildCrashFixture(t *testing.T) *crashFixture {
 
 // tally counts what one operation's kill points showed.
 type tally struct {
-	points, killed, reads, wrong, lost int
+	boundaries, kills, cancels int // interruptions that hit the run
+	runs                       int // every run, also those that finished first
+	reads, wrong, lost         int
 }
 
 // checkReads reads the store at db as a user would before resuming and
@@ -482,18 +484,6 @@ func (f *crashFixture) interrupt(t *testing.T, k killPoint, args []string) resul
 	return inProcess(k.delay, args...)
 }
 
-// randomPoints returns n random kills and n random cancellations spread
-// over [0, 1.2·dur].
-func randomPoints(rng *rand.Rand, n int, dur time.Duration) []killPoint {
-	var ks []killPoint
-	for _, process := range []bool{true, false} {
-		for range n {
-			ks = append(ks, killPoint{delay: time.Duration(rng.Float64() * 1.2 * float64(dur)), process: process})
-		}
-	}
-	return ks
-}
-
 // killsPerOp returns the number of random kills (and of random
 // cancellations) per operation and whether the long version runs (every
 // stage boundary too).
@@ -517,23 +507,48 @@ func TestCrashInjection(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2024, uint64(n)))
 	report := map[string]*tally{}
 	var order []string
-	run := func(op string, base string, args func(db string) []string, points []killPoint,
+	// run interrupts op at each hook, then at random moments over the
+	// clean run's duration until n kills and n cancellations hit the run
+	// (at most 4n tries each; the long version fails with fewer), and
+	// checks each interruption.
+	run := func(op string, base string, args func(db string) []string, hooks []killPoint, dur time.Duration,
 		before func(t *testing.T, db string, res result, k killPoint, tl *tally), resume func(t *testing.T, db string, res result, k killPoint, tl *tally)) {
 		tl := &tally{}
 		report[op], order = tl, append(order, op)
 		t.Run(op, func(t *testing.T) {
-			for _, k := range points {
+			one := func(k killPoint) result {
 				db := filepath.Join(t.TempDir(), "db")
 				if base != "" {
 					db = copyStore(t, base)
 				}
 				res := f.interrupt(t, k, args(db))
-				tl.points++
-				if res.killed {
-					tl.killed++
-				}
+				tl.runs++
 				before(t, db, res, k, tl)
 				resume(t, db, res, k, tl)
+				return res
+			}
+			for _, k := range hooks {
+				if one(k).killed {
+					tl.boundaries++
+				}
+			}
+			for _, process := range []bool{true, false} {
+				hits, span := 0, dur
+				for try := 0; hits < n && try < 4*n; try++ {
+					res := one(killPoint{delay: time.Duration(rng.Float64() * float64(span)), process: process})
+					if res.killed {
+						hits++
+					} else {
+						// It finished first: draw within its own time
+						// (an in-process run skips the process start).
+						span = res.dur
+					}
+				}
+				if process {
+					tl.kills = hits
+				} else {
+					tl.cancels = hits
+				}
 			}
 		})
 	}
@@ -543,7 +558,7 @@ func TestCrashInjection(t *testing.T) {
 	// --replace; the graph must equal the clean load's byte for byte.
 	loadArgs := func(db string) []string { return append([]string{"load", "--db", db}, f.loadArgs...) }
 	run("load", "", loadArgs,
-		append([]killPoint{{hook: "scan edges:1", process: true}, {hook: "write:1", process: true}}, randomPoints(rng, n, f.durLoad)...),
+		[]killPoint{{hook: "scan edges:1", process: true}, {hook: "write:1", process: true}}, f.durLoad,
 		func(t *testing.T, db string, res result, k killPoint, tl *tally) {
 			st := f.r.start(t, nil, 0, "stats", "--db", db, "--json")
 			tl.reads++
@@ -580,7 +595,7 @@ func TestCrashInjection(t *testing.T) {
 	for _, s := range trainStages {
 		trainHooks = append(trainHooks, killPoint{hook: s + ":1", process: true})
 	}
-	run("train", f.graph, trainArgs, append(trainHooks, randomPoints(rng, n, f.durTrain)...),
+	run("train", f.graph, trainArgs, trainHooks, f.durTrain,
 		func(t *testing.T, db string, res result, k killPoint, tl *tally) {
 			f.checkReads(t, db, f.cleanMat, f.auditNodesMat, rng, tl, k.String())
 		},
@@ -605,7 +620,7 @@ func TestCrashInjection(t *testing.T) {
 		}
 		hooks = append(hooks, killPoint{hook: "nodes:1", process: true})
 		args := func(db string) []string { return []string{op, "--db", db} }
-		run(op, base, args, append(hooks, randomPoints(rng, n, dur)...),
+		run(op, base, args, hooks, dur,
 			func(t *testing.T, db string, res result, k killPoint, tl *tally) {
 				f.checkReads(t, db, clean, auditWant, rng, tl, k.String())
 			},
@@ -635,12 +650,15 @@ func TestCrashInjection(t *testing.T) {
 	engineOp("refresh", f.updated, f.refTotal, f.durRef, f.cleanRef, f.auditNodesR)
 
 	var sum strings.Builder
-	fmt.Fprintf(&sum, "%-12s %12s %7s %6s %12s %13s\n", "operation", "kill points", "killed", "reads", "wrong reads", "lost commits")
+	fmt.Fprintf(&sum, "%-12s %10s %6s %8s %5s %7s %6s %8s\n", "operation", "boundaries", "kills", "cancels", "runs", "reads", "wrong", "lost")
 	for _, op := range order {
 		tl := report[op]
-		fmt.Fprintf(&sum, "%-12s %12d %7d %6d %12d %13d\n", op, tl.points, tl.killed, tl.reads, tl.wrong, tl.lost)
+		fmt.Fprintf(&sum, "%-12s %10d %6d %8d %5d %7d %6d %8d\n", op, tl.boundaries, tl.kills, tl.cancels, tl.runs, tl.reads, tl.wrong, tl.lost)
+		if long && (tl.kills < n || tl.cancels < n) {
+			t.Errorf("%s: %d random kills and %d cancellations hit the run in %d tries each, want %d", op, tl.kills, tl.cancels, 4*n, n)
+		}
 	}
-	t.Logf("crash injection (%d random kills and %d random cancellations per operation, plus stage boundaries):\n%s", n, n, sum.String())
+	t.Logf("crash injection: interruptions that hit the run (kill -9 at stage boundaries, kill -9 and cancellation at random moments), runs in all, predictions read, wrong reads, lost commits:\n%s", sum.String())
 	if long {
 		fmt.Print(sum.String())
 	}
