@@ -7,7 +7,7 @@ DEMO_DIR ?= demo-db
 STATICCHECK ?= staticcheck
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: help build test testrace short lint fmt-check vet tidy-check staticcheck fuzz bench bench-large demo clean
+.PHONY: help build test testrace short lint fmt-check vet tidy-check staticcheck fuzz bench bench-large crash demo clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -56,6 +56,11 @@ bench: ## the standard benchmarks (figures go to BENCHMARKS.md)
 
 bench-large: ## the Pokec-sized benchmarks (slow; opt-in)
 	FASD_BENCH_LARGE=1 $(GO) test -run '^$$' -bench . -benchmem -timeout 60m $(PKGS)
+
+CRASH_KILLS ?= 20
+
+crash: build ## the long crash-injection suite: kill -9 of bin/fasd at every stage boundary and at $(CRASH_KILLS) random moments, and as many random cancellations, of load, train, materialize and refresh (figures in README.md, RELIABILITY)
+	FASD_CRASH_BIN=$(abspath $(BIN)) FASD_CRASH_KILLS=$(CRASH_KILLS) $(GO) test -count=1 -v -timeout 60m -run 'TestCrashInjection$$' ./cmd/fasd/
 
 demo: build ## the main job end to end on a generated graph with removable bias: FASD vs w/o Diffusion over 5 seeds, then views, queries, an update (about 1.5 minutes)
 	$(BIN) demo --dir $(DEMO_DIR)

@@ -89,12 +89,17 @@ func (e *Engine) Audit(ctx context.Context, set string) (*AuditReport, error) {
 	for k := range pos {
 		pos[k] = roaring.New()
 	}
-	staleSet := e.stale.Load()
+	// A view is stale as All marks it: every view while the views are
+	// incomplete (an interrupted Materialize), else those of the stale set.
+	staleSet := roaring.New()
 	for p, err := range e.All(ctx) {
 		if err != nil {
 			return nil, err
 		}
 		have.Add(p.Node)
+		if p.Stale {
+			staleSet.Add(p.Node)
+		}
 		if p.Class == 1 {
 			posFair.Add(p.Node)
 		}

@@ -392,9 +392,6 @@ func (c *recordCache) get(root uint32) (*rootRecord, error) {
 	return rec, nil
 }
 
-// nodeChunk is the number of node views written per batch.
-const nodeChunk = 1024
-
 // recomputeAffected recomputes the view of every node in the affected set
 // from the stored contributions, in ascending root order (fasd.AverageNode),
 // so that the result does not depend on the history of updates. A node in
@@ -414,11 +411,11 @@ func (e *Engine) recomputeAffected(ctx context.Context, version uint64, only *ro
 	k := len(e.variants)
 	contribs := make([][]fasd.NodeContribution, k)
 	var enc []byte
-	for lo := 0; lo < len(nodes); lo += nodeChunk {
+	for lo := 0; lo < len(nodes); lo += e.opts.ChunkNodes {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		chunk := nodes[lo:min(lo+nodeChunk, len(nodes))]
+		chunk := nodes[lo:min(lo+e.opts.ChunkNodes, len(nodes))]
 		b := e.store.NewBatch()
 		for _, u := range chunk {
 			roots, err := getBitmap(e.store, containKey(u))

@@ -71,6 +71,15 @@
 // view of every affected node. Interrupted, Refresh and Materialize resume
 // where they stopped.
 //
+// An interruption (a cancelled context, a failed commit, a killed process)
+// never makes a read wrong: committed chunks keep their subgraphs, the
+// nodes whose view still lacks them stay in the affected set and count as
+// stale (Open adds the affected set to the stale set), and the cold path
+// recomputes the view of an affected node even when none of its subgraphs
+// is still dirty or missing. So before the resume every prediction is
+// exact or flagged stale, and Audit counts a view stale exactly when All
+// flags it (every view while the views are incomplete).
+//
 // # Queries
 //
 // Predict reads one key (the node's view) when the views are complete and

@@ -68,6 +68,9 @@ type Options struct {
 	// ChunkRoots is the number of roots computed and committed per write
 	// batch; 0 means 64. Smaller chunks make interruption lose less work.
 	ChunkRoots int
+	// ChunkNodes is the number of node views recomputed and committed per
+	// write batch; 0 means 1024.
+	ChunkNodes int
 	// Progress, if set, is called from the calling goroutine of
 	// Materialize and Refresh with the stage ("subgraphs" or "nodes") and
 	// the amount done of the total.
@@ -89,6 +92,9 @@ func (o *Options) Validate() error {
 	if o.ChunkRoots < 0 {
 		errs = append(errs, fmt.Errorf("%w: ChunkRoots %d, want ≥ 0", ErrInvalid, o.ChunkRoots))
 	}
+	if o.ChunkNodes < 0 {
+		errs = append(errs, fmt.Errorf("%w: ChunkNodes %d, want ≥ 0", ErrInvalid, o.ChunkNodes))
+	}
 	if o.Storage != nil {
 		errs = append(errs, o.Storage.Validate())
 	}
@@ -107,6 +113,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.ChunkRoots == 0 {
 		c.ChunkRoots = 64
+	}
+	if c.ChunkNodes == 0 {
+		c.ChunkNodes = 1024
 	}
 	if c.SubgraphCacheBytes == 0 {
 		c.SubgraphCacheBytes = 64 << 20
@@ -379,6 +388,13 @@ func (e *Engine) init() error {
 	if err != nil {
 		return err
 	}
+	// Nodes whose view an interrupted Materialize or Refresh left to
+	// recompute are stale, whatever the stale set says.
+	affected, err := getBitmap(e.store, keyAffected)
+	if err != nil {
+		return err
+	}
+	stale.Or(affected)
 	if st.Marked != ver {
 		// The graph changed without dirty marks: distrust every subgraph.
 		stored, err := getBitmap(e.store, keyRoots)

@@ -190,10 +190,19 @@ func (e *Engine) cold(ctx context.Context, u uint32) (Prediction, error) {
 	if err != nil {
 		return Prediction{}, err
 	}
+	// u's view is exact once every subgraph that contains u is current
+	// (the candidates) and u's average was recomputed from them after the
+	// last of those subgraphs changed. An interrupted Materialize or
+	// Refresh leaves u in the affected set when it committed new
+	// subgraphs of u but not yet u's view: then u's view is recomputed
+	// even when no candidate remains.
 	if !cand.IsEmpty() {
-		if err := e.recomputeRoots(ctx, cand, roaring.BitmapOf(u)); err != nil {
-			return Prediction{}, err
-		}
+		err = e.recomputeRoots(ctx, cand, roaring.BitmapOf(u))
+	} else {
+		err = e.recomputeAffected(ctx, v.Version(), roaring.BitmapOf(u))
+	}
+	if err != nil {
+		return Prediction{}, err
 	}
 	b, err := e.store.Get(nodeKey(u))
 	switch {

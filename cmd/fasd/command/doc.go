@@ -41,6 +41,12 @@
 //	   was made by the other backend or an unknown format, is corrupt, or
 //	   holds no trained models (run fasd train first)
 //
+// # Crash-injection hook
+//
+// With FASD_TEST_KILL_AT=STAGE:N in the environment (KillAtEnv) the
+// process kills itself at the N-th progress report of STAGE; the crash
+// tests of cmd/fasd use it to stop a command at a chosen stage boundary.
+//
 // Each subcommand has an options struct with AddFlags and a RunE that
 // returns wrapped errors; nothing is global.
 package command

@@ -281,6 +281,7 @@ under which no endpoint names a node). A refused load writes nothing.
 			var bar *progress.Bar
 			stage := ""
 			lo.Progress = func(s string, done, total int64) {
+				crashPoint(s)
 				if s != stage {
 					if bar != nil {
 						bar.Finish()

@@ -57,6 +57,7 @@ type stageBars struct {
 }
 
 func (s *stageBars) progress(stage string, done, total int) {
+	crashPoint(stage)
 	b, ok := s.bars[stage]
 	if !ok {
 		b = progress.New(s.w, stage, int64(total), nil)

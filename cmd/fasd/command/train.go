@@ -116,6 +116,7 @@ func (p *stageProgress) callbacks() pipeline.Callbacks {
 			}
 		},
 		StageEnd: func(s pipeline.Stage, d time.Duration) {
+			crashPoint(string(s))
 			if p.bar != nil {
 				p.bar.Finish()
 				p.bar = nil
