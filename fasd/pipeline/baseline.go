@@ -195,7 +195,7 @@ func trainBaseline(ctx context.Context, cfg *Config, in *Input, train []uint32, 
 		return VariantResult{}, err
 	}
 	opt := nn.NewAdam(g.params(), nn.AdamConfig{LR: bc.LR, WeightDecay: bc.WeightDecay})
-	sel := newSelector(ev, VariantGCN, SelectAcc)
+	sel := newSelector(ev, VariantGCN)
 	p1 := make([]float64, in.NumNodes)
 	pat := patience{limit: bc.Patience}
 	for ep := 0; ep < bc.Epochs; ep++ {

@@ -91,13 +91,10 @@ type evalData struct {
 	val, test []uint32
 }
 
-// selector tracks model selection on the validation nodes: by accuracy
-// (SelectAcc) or by cross-entropy (SelectLoss) of the subgraph-averaged
-// predictions (docs/method.md §10).
+// selector tracks model selection on validation accuracy.
 type selector struct {
 	ev     *evalData
-	byLoss bool
-	best   float64 // best criterion so far, larger is better (−loss for SelectLoss)
+	best   float64
 	res    VariantResult
 	p1     []float64
 	pred   []int8
@@ -106,8 +103,8 @@ type selector struct {
 	counts []int32
 }
 
-func newSelector(ev *evalData, v Variant, criterion string) *selector {
-	s := &selector{ev: ev, byLoss: criterion == SelectLoss, best: math.Inf(-1), res: VariantResult{Variant: v, BestEpoch: -1}}
+func newSelector(ev *evalData, v Variant) *selector {
+	s := &selector{ev: ev, best: math.Inf(-1), res: VariantResult{Variant: v, BestEpoch: -1}}
 	s.p1 = make([]float64, ev.numNodes)
 	s.avg = make([]float64, 2*ev.numNodes)
 	s.counts = make([]int32, ev.numNodes)
@@ -119,44 +116,23 @@ func newSelector(ev *evalData, v Variant, criterion string) *selector {
 	return s
 }
 
-// valLoss is the mean binary cross-entropy of P(1) on the validation
-// nodes, with probabilities clamped to [1e-7, 1 − 1e-7].
-func (s *selector) valLoss(p1 []float64) float64 {
-	const eps = 1e-7
-	var sum float64
-	for i, u := range s.ev.val {
-		p := min(max(p1[u], eps), 1-eps)
-		if s.yval[i] == 1 {
-			sum -= math.Log(p)
-		} else {
-			sum -= math.Log1p(-p)
-		}
-	}
-	return sum / float64(max(len(s.ev.val), 1))
-}
-
 // observe takes P(1) per node for one epoch; it returns the validation
-// accuracy and whether the epoch is the new best by the selection
-// criterion (strict improvement: the first epoch wins ties), in which case
-// the test metrics are recorded.
+// accuracy and whether the epoch is the new best (then the test metrics
+// are recorded).
 func (s *selector) observe(epoch int, p1 []float64) (float64, bool, error) {
 	for i, u := range s.ev.val {
 		s.pred[i] = fasd.PredictLabel(p1[u])
 	}
 	acc := fasd.Accuracy(s.pred, s.yval)
 	s.res.ValCurve = append(s.res.ValCurve, Num(acc))
-	crit := acc
-	if s.byLoss {
-		crit = -s.valLoss(p1)
-	}
-	if !(crit > s.best) {
+	if !(acc > s.best) {
 		return acc, false, nil
 	}
 	m, err := fasd.EvaluateNodes(p1, s.ev.labels, s.ev.sens, s.ev.test)
 	if err != nil {
 		return acc, false, err
 	}
-	s.best = crit
+	s.best = acc
 	s.res.BestEpoch, s.res.ValAcc, s.res.Test = epoch, Num(acc), metricsOf(m)
 	return acc, true, nil
 }
@@ -229,7 +205,7 @@ func trainClassifier(ctx context.Context, cfg *Config, v *view, d int, w *nn.Wor
 	t := newNetTrainer(net, kindClass, v, d, w.N())
 	fc := cfg.Classifier
 	opt := nn.NewAdam(net.Params(), nn.AdamConfig{LR: fc.LR, WeightDecay: fc.WeightDecay})
-	sel := newSelector(ev, variant, fc.Select)
+	sel := newSelector(ev, variant)
 	probs := make([][]float32, len(v.sgs))
 	idx := make([]int, len(v.sgs))
 	for i := range idx {

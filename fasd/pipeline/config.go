@@ -159,21 +159,10 @@ type ClassifierConfig struct {
 	Dropout     float64 `toml:"dropout"`
 	Hidden      int     `toml:"hidden"`
 	// Patience stops training after this many epochs without a better
-	// validation score (0: run every epoch); the best epoch is kept
+	// validation accuracy (0: run every epoch); the best epoch is kept
 	// either way.
 	Patience int `toml:"patience"`
-	// Select is the model-selection criterion on the validation nodes'
-	// subgraph-averaged predictions: "acc" (accuracy, the paper's and
-	// DIG's rule) or "loss" (cross-entropy, smoother on small validation
-	// sets). docs/method.md §10.
-	Select string `toml:"select"`
 }
-
-// Model-selection criteria of ClassifierConfig.Select.
-const (
-	SelectAcc  = "acc"
-	SelectLoss = "loss"
-)
 
 // SampleOptions returns the subgraph sampler options of the config (§2).
 func (c *Config) SampleOptions() fasd.SampleOptions {
@@ -234,7 +223,7 @@ func Preset(name string) (Config, error) {
 			SNRX: 0.05, SNRA: 0.05, ScaleEps: 1.0, Tau: 0.5, Post: "continuous",
 			Reverse: "sde", GuideSteps: 3, GuideTol: 0.05, GuideNet: "gsen", GuideRounds: 1,
 		},
-		Classifier: ClassifierConfig{Epochs: 500, LR: 1e-3, WeightDecay: 1e-4, Batch: 64, Dropout: 0.3, Hidden: 64, Select: SelectAcc},
+		Classifier: ClassifierConfig{Epochs: 500, LR: 1e-3, WeightDecay: 1e-4, Batch: 64, Dropout: 0.3, Hidden: 64},
 		Baseline:   TrainConfig{Epochs: 500, LR: 1e-3, WeightDecay: 1e-4, Dropout: 0.3, Hidden: 64},
 	}
 	switch name {
@@ -410,7 +399,6 @@ func (c *Config) Validate() error {
 	pos("classifier.batch", f.Batch)
 	prob("classifier.dropout", f.Dropout)
 	pos("classifier.hidden", f.Hidden)
-	oneOf("classifier.select", f.Select, SelectAcc, SelectLoss)
 	return errors.Join(errs...)
 }
 

@@ -211,12 +211,10 @@ func UnmarshalModels(b []byte) (*Models, error) {
 		return nil, fmt.Errorf("%w: format %d, want %d", ErrModels, hdr.Format, ModelsFormat)
 	}
 	// Bundles written before a key existed decode with that key's
-	// behaviour of the time: the paper's epochs schedule and reverse SDE,
-	// selection of f on validation accuracy.
+	// behaviour of the time: the paper's epochs schedule and reverse SDE.
 	cfg := Config{
-		Score:      ScoreConfig{Schedule: "epochs", Evals: 20, HoldOut: 0.1},
-		Debias:     DebiasConfig{Reverse: "sde", GuideSteps: 3, GuideTol: 0.05, GuideNet: "gsen", GuideRounds: 1},
-		Classifier: ClassifierConfig{Select: SelectAcc},
+		Score:  ScoreConfig{Schedule: "epochs", Evals: 20, HoldOut: 0.1},
+		Debias: DebiasConfig{Reverse: "sde", GuideSteps: 3, GuideTol: 0.05, GuideNet: "gsen", GuideRounds: 1},
 	}
 	if err := cfg.LoadTOML("bundle config", strings.NewReader(hdr.Config)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrModels, err)
