@@ -141,7 +141,8 @@ const (
 
 // DebiasOptions configures the reverse predictor–corrector sampler of §8.
 // Zero fields mean the defaults, except Steps, which must be set (NBA 5,
-// Pokec-z 4, Pokec-n 2), and TStart, which ScheduleSpan needs.
+// Pokec-z 4, Pokec-n 2), and TStart, which ScheduleSpan needs. ScaleEps,
+// for which zero is a valid setting, is an Opt: unset means the default.
 type DebiasOptions struct {
 	SDEX, SDEA VPSDE // zero: DefaultVPSDE
 	Schedule   Schedule
@@ -152,7 +153,7 @@ type DebiasOptions struct {
 	TStart     float64 // start time of ScheduleSpan, in (0, 1]
 	GDSSEps    float64 // last time of ScheduleGDSSFull; 0: 1e-4
 	SNRX, SNRA float64 // Langevin r_X, r_A; 0: 0.05
-	ScaleEps   float64 // corrector noise scale; 0: 1.0 (GDSS config: 0.7)
+	ScaleEps   Opt[float64] // corrector noise scale ≥ 0; unset: 1.0 (GDSS config: 0.7)
 	// NoCorrector disables the Langevin corrector.
 	NoCorrector bool
 	// Reverse is ReverseSDE (the paper's reverse SDE with a Langevin
@@ -196,9 +197,7 @@ func (opt *DebiasOptions) withDefaults() DebiasOptions {
 	if o.SNRA == 0 {
 		o.SNRA = DefaultSNR
 	}
-	if o.ScaleEps == 0 {
-		o.ScaleEps = DefaultScaleEps
-	}
+	o.ScaleEps = Some(o.ScaleEps.Or(DefaultScaleEps))
 	return o
 }
 
@@ -247,8 +246,8 @@ func (o DebiasOptions) Validate() error {
 	if !(c.GuideWeight >= 0) || c.GuideWeight > 0 && c.GuideSteps < 1 {
 		bad("guidance weight %v with %d steps: want weight ≥ 0 and steps ≥ 1 when guiding", c.GuideWeight, c.GuideSteps)
 	}
-	if !(c.SNRX > 0) || !(c.SNRA > 0) || !(c.ScaleEps >= 0) {
-		bad("r_X = %v, r_A = %v, scale_eps = %v: want r > 0, scale ≥ 0", c.SNRX, c.SNRA, c.ScaleEps)
+	if scale := c.ScaleEps.Or(DefaultScaleEps); !(c.SNRX > 0) || !(c.SNRA > 0) || !(scale >= 0) || math.IsInf(scale, 0) {
+		bad("r_X = %v, r_A = %v, scale_eps = %v: want r > 0, finite scale ≥ 0", c.SNRX, c.SNRA, scale)
 	}
 	return errors.Join(errs...)
 }
@@ -540,10 +539,10 @@ func (p *Debiaser) corrector(model ScoreModel, t float64, items []DebiasItem, d 
 		it, b := &items[k], &p.bufs[k]
 		n := it.N
 		FillNormal(it.Rng, b.zX)
-		langevinStep(it.DstX, b.outX, b.zX, alphaX, o.SNRX, o.ScaleEps, noise)
+		langevinStep(it.DstX, b.outX, b.zX, alphaX, o.SNRX, o.ScaleEps.Or(DefaultScaleEps), noise)
 		if n > 1 {
 			FillSymNormal(it.Rng, n, b.zA)
-			langevinStep(it.DstA, b.outA, b.zA, alphaA, o.SNRA, o.ScaleEps, noise)
+			langevinStep(it.DstA, b.outA, b.zA, alphaA, o.SNRA, o.ScaleEps.Or(DefaultScaleEps), noise)
 			zeroDiag(it.DstA, n)
 		}
 	}

@@ -383,12 +383,9 @@ func debiasOptions(cfg *Config) (fasd.DebiasOptions, fasd.PostOptions, error) {
 		TStart:   db.TStart,
 		SNRX:     db.SNRX,
 		SNRA:     db.SNRA,
-		ScaleEps: db.ScaleEps,
-	}
-	if db.ScaleEps == 0 {
-		// The sampler treats 0 as "default"; a zero noise scale is asked
-		// for explicitly here, so use the smallest positive value.
-		o.ScaleEps = math.SmallestNonzeroFloat64
+		// The config always holds explicit values (the presets fill
+		// them), so zero means zero here, not the sampler's default.
+		ScaleEps: fasd.Some(db.ScaleEps),
 	}
 	switch db.Schedule {
 	case "span":
@@ -406,10 +403,7 @@ func debiasOptions(cfg *Config) (fasd.DebiasOptions, fasd.PostOptions, error) {
 		o.Reverse = fasd.ReverseODE
 	}
 	o.GuideWeight, o.GuideSteps, o.GuideA = db.GuideWeight, db.GuideSteps, db.GuideA
-	post := fasd.PostOptions{Tau: db.Tau, Clip01: db.Post == "clip01", Binarize: db.Post == "binarize"}
-	if db.Tau == 0 {
-		post.Tau = math.SmallestNonzeroFloat64
-	}
+	post := fasd.PostOptions{Tau: fasd.Some(db.Tau), Clip01: db.Post == "clip01", Binarize: db.Post == "binarize"}
 	if err := o.Validate(); err != nil {
 		return o, post, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
