@@ -148,11 +148,11 @@ type DebiasOptions struct {
 	Schedule   Schedule
 	Order      Order
 	Init       Init
-	Steps      int     // N_steps ≥ 1
-	DtRev      float64 // Δt_rev of ScheduleFixedDT; 0: 0.01
-	TStart     float64 // start time of ScheduleSpan, in (0, 1]
-	GDSSEps    float64 // last time of ScheduleGDSSFull; 0: 1e-4
-	SNRX, SNRA float64 // Langevin r_X, r_A; 0: 0.05
+	Steps      int          // N_steps ≥ 1
+	DtRev      float64      // Δt_rev of ScheduleFixedDT; 0: 0.01
+	TStart     float64      // start time of ScheduleSpan, in (0, 1]
+	GDSSEps    float64      // last time of ScheduleGDSSFull; 0: 1e-4
+	SNRX, SNRA float64      // Langevin r_X, r_A; 0: 0.05
 	ScaleEps   Opt[float64] // corrector noise scale ≥ 0; unset: 1.0 (GDSS config: 0.7)
 	// NoCorrector disables the Langevin corrector.
 	NoCorrector bool

@@ -376,13 +376,13 @@ func (g *chanceGuide) Grad(x, a []float32, n, d int, gx, ga []float32) (float64,
 func debiasOptions(cfg *Config) (fasd.DebiasOptions, fasd.PostOptions, error) {
 	db := cfg.Debias
 	o := fasd.DebiasOptions{
-		SDEX:     fasd.VPSDE{BetaMin: cfg.Diffusion.BetaMinX, BetaMax: cfg.Diffusion.BetaMaxX, NumScales: 1000},
-		SDEA:     fasd.VPSDE{BetaMin: cfg.Diffusion.BetaMinA, BetaMax: cfg.Diffusion.BetaMaxA, NumScales: 1000},
-		Steps:    db.Steps,
-		DtRev:    db.DtRev,
-		TStart:   db.TStart,
-		SNRX:     db.SNRX,
-		SNRA:     db.SNRA,
+		SDEX:   fasd.VPSDE{BetaMin: cfg.Diffusion.BetaMinX, BetaMax: cfg.Diffusion.BetaMaxX, NumScales: 1000},
+		SDEA:   fasd.VPSDE{BetaMin: cfg.Diffusion.BetaMinA, BetaMax: cfg.Diffusion.BetaMaxA, NumScales: 1000},
+		Steps:  db.Steps,
+		DtRev:  db.DtRev,
+		TStart: db.TStart,
+		SNRX:   db.SNRX,
+		SNRA:   db.SNRA,
 		// The config always holds explicit values (the presets fill
 		// them), so zero means zero here, not the sampler's default.
 		ScaleEps: fasd.Some(db.ScaleEps),
