@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // ErrNonFinite reports a NaN or ±Inf produced by a computation (usually a
@@ -41,18 +42,13 @@ const (
 	ScheduleGDSSFull
 )
 
-// String returns "fixed_dt", "span" or "gdss_full".
-func (s Schedule) String() string {
-	switch s {
-	case ScheduleFixedDT:
-		return "fixed_dt"
-	case ScheduleSpan:
-		return "span"
-	case ScheduleGDSSFull:
-		return "gdss_full"
-	}
-	return fmt.Sprintf("Schedule(%d)", uint8(s))
-}
+var scheduleNames = [...]string{"fixed_dt", "span", "gdss_full"}
+
+// Names lists the names of the values, indexed by value: fixed_dt, span, gdss_full.
+func (Schedule) Names() []string { return slices.Clone(scheduleNames[:]) }
+
+// String returns the value's name.
+func (v Schedule) String() string { return enumString(scheduleNames[:], uint8(v), "Schedule") }
 
 // Order selects the order of predictor and corrector within one iteration.
 type Order uint8
@@ -64,16 +60,13 @@ const (
 	OrderCP
 )
 
-// String returns "PC" or "CP".
-func (o Order) String() string {
-	switch o {
-	case OrderPC:
-		return "PC"
-	case OrderCP:
-		return "CP"
-	}
-	return fmt.Sprintf("Order(%d)", uint8(o))
-}
+var orderNames = [...]string{"PC", "CP"}
+
+// Names lists the names of the values, indexed by value: PC, CP.
+func (Order) Names() []string { return slices.Clone(orderNames[:]) }
+
+// String returns the value's name.
+func (v Order) String() string { return enumString(orderNames[:], uint8(v), "Order") }
 
 // Init selects the starting state of the reverse process.
 type Init uint8
@@ -86,16 +79,13 @@ const (
 	InitForward
 )
 
-// String returns "clean" or "forward".
-func (i Init) String() string {
-	switch i {
-	case InitClean:
-		return "clean"
-	case InitForward:
-		return "forward"
-	}
-	return fmt.Sprintf("Init(%d)", uint8(i))
-}
+var initNames = [...]string{"clean", "forward"}
+
+// Names lists the names of the values, indexed by value: clean, forward.
+func (Init) Names() []string { return slices.Clone(initNames[:]) }
+
+// String returns the value's name.
+func (v Init) String() string { return enumString(initNames[:], uint8(v), "Init") }
 
 // Reverse selects the reverse-time integrator.
 type Reverse uint8
@@ -109,16 +99,13 @@ const (
 	ReverseODE
 )
 
-// String returns "sde" or "ode".
-func (s Reverse) String() string {
-	switch s {
-	case ReverseSDE:
-		return "sde"
-	case ReverseODE:
-		return "ode"
-	}
-	return fmt.Sprintf("Reverse(%d)", uint8(s))
-}
+var reverseNames = [...]string{"sde", "ode"}
+
+// Names lists the names of the values, indexed by value: sde, ode.
+func (Reverse) Names() []string { return slices.Clone(reverseNames[:]) }
+
+// String returns the value's name.
+func (v Reverse) String() string { return enumString(reverseNames[:], uint8(v), "Reverse") }
 
 // Guide is a differentiable fairness criterion of one subgraph state, used
 // for guidance inside the reverse run: Grad returns L(x, a) ≥ 0, zero at
