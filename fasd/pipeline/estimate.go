@@ -52,7 +52,7 @@ func EstimateRun(ctx context.Context, cfg Config, in *Input, opt *Options) (*Est
 	// (epochs): the budget schedule's subgraph-steps count as
 	// budget/(trained subgraphs) passes.
 	scoreEpochs := float64(cfg.Score.Epochs)
-	if cfg.Score.Schedule == "budget" {
+	if cfg.Score.Schedule == ScoreBudget {
 		p := planScore(&cfg.Score, len(sgs))
 		nb := (len(p.train) + cfg.Score.Batch - 1) / cfg.Score.Batch
 		scoreEpochs = float64(p.steps) / float64(nb)
@@ -79,7 +79,7 @@ func EstimateRun(ctx context.Context, cfg Config, in *Input, opt *Options) (*Est
 	sc.Sens.Patience = 0
 	sc.Classifier.Patience = 0
 	sc.Baseline.Patience = 0
-	sc.Score.Schedule = "epochs"
+	sc.Score.Schedule = ScoreEpochs
 	sc.Score.Epochs = min(max(cfg.Score.Epochs, estimateEpochs), estimateEpochs)
 	sc.Classifier.Epochs = min(cfg.Classifier.Epochs, estimateEpochs)
 	sc.Baseline.Epochs = min(cfg.Baseline.Epochs, estimateEpochs)

@@ -77,7 +77,7 @@ func classifierArch(cfg *Config, d int) nn.GCNNetConfig {
 
 func scoreXArch(cfg *Config, d int) nn.ScoreXConfig {
 	c := nn.DefaultScoreXConfig(d)
-	if cfg.Score.MLPAct == "elu" {
+	if cfg.Score.MLPAct == ActELU {
 		c.Act = autodiff.ELU
 	}
 	return c
@@ -316,11 +316,11 @@ func (m *Models) NewEngine() (*Engine, error) {
 		e.sm = scoreModel{sx: m.ScoreX, sa: m.ScoreA, tape: e.tape}
 		if opt.GuideWeight > 0 {
 			switch {
-			case m.Config.Debias.GuideNet == "linear" && len(m.Guides) >= 2*m.Config.Debias.GuideRounds:
+			case m.Config.Debias.GuideNet == GuideLinear && len(m.Guides) >= 2*m.Config.Debias.GuideRounds:
 				// The guides are fitted in sequence, so the first rounds of
 				// a longer sequence are the guides of a shorter one.
 				e.deb.SetGuide(&linearGuide{ps: m.Guides[:2*m.Config.Debias.GuideRounds], tol: m.Config.Debias.GuideTol})
-			case m.Config.Debias.GuideNet == "gsen" && m.GSen != nil:
+			case m.Config.Debias.GuideNet == GuideGSen && m.GSen != nil:
 				e.deb.SetGuide(&chanceGuide{net: m.GSen, tol: m.Config.Debias.GuideTol, tape: autodiff.NewTape[float32]()})
 			default:
 				return nil, fmt.Errorf("%w: debias.guide_weight > 0 with guide_net %q, but the models hold no such guide", ErrModels, m.Config.Debias.GuideNet)
@@ -387,23 +387,26 @@ func debiasOptions(cfg *Config) (fasd.DebiasOptions, fasd.PostOptions, error) {
 		// them), so zero means zero here, not the sampler's default.
 		ScaleEps: fasd.Some(db.ScaleEps),
 	}
-	switch db.Schedule {
-	case "span":
-		o.Schedule = fasd.ScheduleSpan
-	case "gdss_full":
-		o.Schedule = fasd.ScheduleGDSSFull
+	var errs []error
+	parse := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
-	if db.Order == "CP" {
-		o.Order = fasd.OrderCP
-	}
-	if db.Init == "forward" {
-		o.Init = fasd.InitForward
-	}
-	if db.Reverse == "ode" {
-		o.Reverse = fasd.ReverseODE
+	var err error
+	o.Schedule, err = fasd.ParseName[fasd.Schedule](db.Schedule)
+	parse(err)
+	o.Order, err = fasd.ParseName[fasd.Order](db.Order)
+	parse(err)
+	o.Init, err = fasd.ParseName[fasd.Init](db.Init)
+	parse(err)
+	o.Reverse, err = fasd.ParseName[fasd.Reverse](db.Reverse)
+	parse(err)
+	if err := errors.Join(errs...); err != nil {
+		return o, fasd.PostOptions{}, fmt.Errorf("%w: debias: %w", ErrConfig, err)
 	}
 	o.GuideWeight, o.GuideSteps, o.GuideA = db.GuideWeight, db.GuideSteps, db.GuideA
-	post := fasd.PostOptions{Tau: fasd.Some(db.Tau), Clip01: db.Post == "clip01", Binarize: db.Post == "binarize"}
+	post := fasd.PostOptions{Tau: fasd.Some(db.Tau), Clip01: db.Post == PostClip01, Binarize: db.Post == PostBinarize}
 	if err := o.Validate(); err != nil {
 		return o, post, fmt.Errorf("%w: %w", ErrConfig, err)
 	}

@@ -31,9 +31,8 @@ func perturbOptions(cfg *Config, fair bool) fasd.PerturbOptions {
 	if fair {
 		o.LambdaX, o.LambdaA = cfg.Diffusion.LambdaX, cfg.Diffusion.LambdaA
 	}
-	if cfg.Diffusion.Gamma == "linear" {
-		o.Gamma = fasd.GammaLinear
-	}
+	// Validate has checked the name; an unknown one keeps the default.
+	o.Gamma, _ = fasd.ParseName[fasd.GammaMode](cfg.Diffusion.Gamma)
 	return o
 }
 
@@ -172,7 +171,7 @@ func planScore(sc *ScoreConfig, m int) scorePlan {
 	for i := range all {
 		all[i] = i
 	}
-	if sc.Schedule != "budget" {
+	if sc.Schedule != ScoreBudget {
 		nb := (m + sc.Batch - 1) / sc.Batch
 		return scorePlan{train: all, steps: nb * sc.Epochs}
 	}
@@ -238,7 +237,7 @@ func trainScore(ctx context.Context, cfg *Config, v *view, grads *gradCache, d i
 	m := len(order)
 	orng := fasd.NewRand(fasd.DeriveSeed(drawSeed, purposeScoreOrder))
 	nb := (m + sc.Batch - 1) / sc.Batch
-	stats := &ScoreStats{Schedule: sc.Schedule, Budget: plan.budget, HeldOut: len(plan.held)}
+	stats := &ScoreStats{Schedule: string(sc.Schedule), Budget: plan.budget, HeldOut: len(plan.held)}
 	var bestX, bestA, liveX, liveA []*nn.Param[float32]
 	best := math.Inf(1)
 	bad := 0

@@ -152,7 +152,7 @@ func (o *TrainOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.DB, "db", "", "store directory (required)")
 	o.Cfg.AddFlags(fs)
 	fs.Uint64Var(&o.Cfg.Seed, "seed", 0, "run seed (overrides the config)")
-	fs.StringSliceVar(&o.Variants, "variants", []string{"fasd", "no_diffusion"}, "variants to evaluate: fasd, no_diffusion, no_fairness, gcn")
+	fs.StringSliceVar(&o.Variants, "variants", []string{string(pipeline.VariantFASD), string(pipeline.VariantNoDiffusion)}, "variants to evaluate: "+variantList())
 	fs.BoolVar(&o.Diagnostics, "diagnostics", true, "compute the §14 diagnostics")
 	fs.BoolVar(&o.NoSave, "no-save", false, "do not persist models and run record")
 	fs.BoolVar(&o.JSON, "json", false, "print the run record as JSON")
@@ -160,6 +160,15 @@ func (o *TrainOptions) AddFlags(fs *pflag.FlagSet) {
 }
 
 var errEstimateOnly = errors.New("estimate only")
+
+// variantList lists the variant names for help text and errors.
+func variantList() string {
+	var names []string
+	for _, v := range pipeline.Variants() {
+		names = append(names, string(v))
+	}
+	return strings.Join(names, ", ")
+}
 
 func parseVariants(names []string) ([]pipeline.Variant, error) {
 	var out []pipeline.Variant
@@ -171,7 +180,7 @@ func parseVariants(names []string) ([]pipeline.Variant, error) {
 			}
 		}
 		if !ok {
-			return nil, usagef("unknown variant %q (known: fasd, no_diffusion, no_fairness, gcn)", n)
+			return nil, usagef("unknown variant %q (known: %s)", n, variantList())
 		}
 	}
 	return out, nil
