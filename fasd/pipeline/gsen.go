@@ -42,7 +42,11 @@ func trainSensNet(ctx context.Context, cfg *Config, tc TrainConfig, v *view, idx
 		pat := patience{limit: tc.Patience}
 		t.patience = tc.Patience
 		after = func(int) (float64, bool, error) {
-			sc, err := sensScore(ctx, net, v, held, d, w.N())
+			var sc SensScore
+			err := rep.timed(len(held), func() (err error) {
+				sc, err = sensScore(ctx, net, v, held, d, w.N())
+				return err
+			})
 			if err != nil {
 				return 0, false, err
 			}

@@ -97,7 +97,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 	workers := cfg.workerCount()
 	w := nn.NewWorkers[float32](workers)
 	defer w.Close()
-	rep := &reporter{cb: opt.Callbacks}
+	rep := &reporter{cb: opt.Callbacks, evals: opt.evals}
 	ev := &evalData{numNodes: in.NumNodes, labels: in.Labels, sens: in.Sens, val: val, test: test}
 	orig := originalView(sgs)
 	sd := deriveSeeds(cfg.Seed)

@@ -261,7 +261,11 @@ func trainScore(ctx context.Context, cfg *Config, v *view, grads *gradCache, d i
 			defer nn.CopyParams(px, liveX)
 			defer nn.CopyParams(pa, liveA)
 		}
-		l, err := heldOutScoreLoss(ctx, cfg, sx, sa, v, grads, plan.held, d, w.N(), drawSeed)
+		var l float64
+		err = rep.timed(len(plan.held), func() (err error) {
+			l, err = heldOutScoreLoss(ctx, cfg, sx, sa, v, grads, plan.held, d, w.N(), drawSeed)
+			return err
+		})
 		if err != nil {
 			return false, err
 		}

@@ -305,7 +305,7 @@ func newEvalCommand() *cobra.Command {
 						return fmt.Errorf("eval seed %d: %w", c.Seed, err)
 					}
 					printEstimate(errOut, est, o.Seeds)
-					if err := checkMaxTime(est, o.Seeds, o.Cfg.MaxTime); err != nil {
+					if err := o.Cfg.checkLimits(est, o.Seeds); err != nil {
 						return fmt.Errorf("eval: %w", err)
 					}
 				}
