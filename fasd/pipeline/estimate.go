@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,9 +37,9 @@ type Estimate struct {
 const estimateRoots = 48
 
 // estimateEpochs is the number of epochs each training stage runs in the
-// estimate; the first one carries the warm-up, the others give the steady
-// per-epoch time.
-const estimateEpochs = 3
+// estimate; the first one carries the warm-up, the median of the others is
+// the steady per-epoch time.
+const estimateEpochs = 4
 
 // expectEpochs is the number of epochs a stage with patience is expected to
 // run: early stopping ends it patience epochs after its best epoch, which
@@ -65,12 +66,13 @@ type stageShape struct {
 
 // EstimateRun extrapolates the wall time of Run(ctx, cfg, in, opt) from a
 // short run of the same code on a subset of the subgraphs (every k-th by
-// root, at least one full score batch) with three epochs per training
+// root, at least one full score batch) with four epochs per training
 // stage. Each training stage is split into its training epochs and its
-// held-out or validation checks (timed separately): its time is the first
-// epoch plus the steady per-epoch time for the remaining epochs, scaled by
-// the number of subgraphs it trains on, plus the measured time per
-// evaluated subgraph times the subgraphs the full run's checks cover.
+// held-out or validation checks (timed separately): its time is the steady
+// per-epoch time scaled by the number of subgraphs it trains on, times the
+// epochs, plus the first epoch's warm-up and the clean-up after the last
+// (not scaled), plus the measured time per evaluated subgraph times the
+// subgraphs the full run's checks cover.
 // Stages with early stopping are counted at their expected number of
 // epochs (expectEpochs; the score networks at their full budget) and, in
 // MaxSeconds, at their cap.
@@ -112,7 +114,7 @@ func EstimateRun(ctx context.Context, cfg Config, in *Input, opt *Options) (*Est
 	sc.Classifier.Epochs = min(cfg.Classifier.Epochs, estimateEpochs)
 	sc.Baseline.Epochs = min(cfg.Baseline.Epochs, estimateEpochs)
 	if cfg.Score.Schedule == ScoreBudget {
-		// Three passes over the short run's training subgraphs with a
+		// Four passes over the short run's training subgraphs with a
 		// held-out check after each, never stopping.
 		p := planScore(&sc.Score, ms)
 		sc.Score.Budget = estimateEpochs * len(p.train)
@@ -173,37 +175,49 @@ func EstimateRun(ctx context.Context, cfg Config, in *Input, opt *Options) (*Est
 			var evalD time.Duration
 			evalN := 0
 			// train is the wall time in (a, b] less the evaluations that
-			// ended in it.
+			// ended in it; a stage whose checks the shape does not model
+			// (the probes: their held-out share scales like their
+			// training) keeps them in.
 			train := func(a, b time.Time) float64 {
 				d := b.Sub(a)
 				for _, e := range evals {
-					if e.stage == t.Stage && e.end.After(a) && !e.end.After(b) {
+					if sh.evalN > 0 && e.stage == t.Stage && e.end.After(a) && !e.end.After(b) {
 						d -= e.d
 					}
 				}
 				return max(0, d.Seconds())
 			}
 			for _, e := range evals {
-				if e.stage == t.Stage && e.end.After(mk.start) && !e.end.After(end) {
+				if sh.evalN > 0 && e.stage == t.Stage && e.end.After(mk.start) && !e.end.After(end) {
 					evalD += e.d
 					evalN += e.n
 				}
 			}
 			k := len(mk.ends)
 			first := train(mk.start, mk.ends[0])
-			per := train(mk.ends[0], mk.ends[k-1]) / float64(k-1)
+			// The steady epoch is the median of the later ones, so that
+			// one epoch slowed by other work on the machine does not
+			// scale up into minutes.
+			steady := make([]float64, 0, k-1)
+			for i := 1; i < k; i++ {
+				steady = append(steady, train(mk.ends[i-1], mk.ends[i]))
+			}
+			per := median(steady)
 			rest := train(mk.ends[k-1], end) // set-up and clean-up after the last epoch
 			perEval := 0.0
 			if evalN > 0 {
 				perEval = evalD.Seconds() / float64(evalN)
 			}
+			// The first epoch's excess over a steady one is warm-up (the
+			// tapes' arenas growing), and what follows the last epoch is
+			// clean-up (a collection): neither grows with the subgraphs.
+			warm := max(0, first-per)
 			at := func(epochs, checks float64) float64 {
-				tr := first + per*(epochs-1)
 				if t.Stage == StageProbe {
 					// Two probes share the stage: per covers both.
-					tr = first + per*(epochs-2)
+					epochs--
 				}
-				return (tr+rest)*sh.trainScale + perEval*sh.evalN*checks
+				return warm + rest + per*epochs*sh.trainScale + perEval*sh.evalN*checks
 			}
 			s.Seconds, s.MaxSeconds = at(sh.epochs, sh.checks), at(sh.maxEpochs, sh.maxChecks)
 			s.Epochs = int(math.Round(sh.epochs))
@@ -218,6 +232,16 @@ func EstimateRun(ctx context.Context, cfg Config, in *Input, opt *Options) (*Est
 	}
 	est.Took = time.Since(start)
 	return est, nil
+}
+
+// median returns the median of xs (which it sorts).
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
 // estimateShapes returns the extrapolation shape of every training stage,
