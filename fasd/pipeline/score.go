@@ -247,6 +247,7 @@ func trainScore(ctx context.Context, cfg *Config, v *view, grads *gradCache, d i
 	steps := 0
 	var sumX, sumA, gnX, gnA float64
 	nInPass := 0
+	var heldScr []drawScratch
 	check := func() (stop bool, err error) {
 		if emaX != nil {
 			// Judge the weights that will be used: the EMA weights, swapped
@@ -263,7 +264,11 @@ func trainScore(ctx context.Context, cfg *Config, v *view, grads *gradCache, d i
 		}
 		var l float64
 		err = rep.timed(len(plan.held), func() (err error) {
-			l, err = heldOutScoreLoss(ctx, cfg, sx, sa, v, grads, plan.held, d, w.N(), drawSeed)
+			if heldScr == nil {
+				// One set of eval tapes for every check of the stage.
+				heldScr = newDrawScratch(sx, sa, w.N())
+			}
+			l, err = heldOutScoreLoss(ctx, cfg, heldScr, v, grads, plan.held, d, drawSeed)
 			return err
 		})
 		if err != nil {
@@ -420,12 +425,12 @@ func (sc *drawScratch) draw(popt *fasd.PerturbOptions, grads *gradCache, v *view
 // on the subgraphs idx, one fixed (t, ε) draw per subgraph (the same draws
 // at every call, so successive checks compare like with like): the mean
 // over subgraphs of ½‖s_θ − T_X‖² + ½‖s_φ − T_A‖².
-func heldOutScoreLoss(ctx context.Context, cfg *Config, sx *nn.ScoreX[float32], sa *nn.ScoreA[float32], v *view, grads *gradCache,
-	idx []int, d, workers int, seed uint64) (float64, error) {
+// scr holds one scratch per worker (newDrawScratch), reused across calls.
+func heldOutScoreLoss(ctx context.Context, cfg *Config, scr []drawScratch, v *view, grads *gradCache,
+	idx []int, d int, seed uint64) (float64, error) {
 	popt := perturbOptions(cfg, grads != nil)
-	scr := newDrawScratch(sx, sa, workers)
 	loss := make([]float64, len(idx))
-	err := parallelFor(ctx, workers, len(idx), func(w, k int) error {
+	err := parallelFor(ctx, len(scr), len(idx), func(w, k int) error {
 		sc := &scr[w]
 		i := idx[k]
 		rng := fasd.NewRand(fasd.DeriveSeed(seed, purposeScoreHeldOut, uint64(i)))
