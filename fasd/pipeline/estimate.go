@@ -43,12 +43,13 @@ const estimateEpochs = 4
 
 // expectEpochs is the number of epochs a stage with patience is expected to
 // run: early stopping ends it patience epochs after its best epoch, which
-// tends to come after about as many epochs again (the runs measured in
-// BENCHMARKS.md "Budgeted training": 1.2–3.5× patience), never more than
-// the cap.
+// tends to come early, so about 1.5× patience, never more than the cap.
+// It is a rule of thumb: f stopped after 1.2–1.3× its patience in the runs
+// of BENCHMARKS.md "Time and memory estimate", g_sen ran to its cap, so the
+// estimate also reports every stage's time at the cap.
 func expectEpochs(epochs, patience int) float64 {
 	if patience > 0 {
-		return math.Min(float64(epochs), 2*float64(patience))
+		return math.Min(float64(epochs), 1.5*float64(patience))
 	}
 	return float64(epochs)
 }

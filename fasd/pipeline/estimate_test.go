@@ -27,12 +27,12 @@ func TestEstimateShapes(t *testing.T) {
 		sc.Score.Budget = 3 * len(planScore(&sc.Score, c.ms).train)
 		sh := estimateShapes(&cfg, &sc, c.m, c.ms)
 		g := sh[StageGSen]
-		if g.evalN != float64(c.gsenHeld) || g.epochs != 2*float64(cfg.Sens.Patience) || g.checks != g.epochs ||
+		if g.evalN != float64(c.gsenHeld) || g.epochs != 1.5*float64(cfg.Sens.Patience) || g.checks != g.epochs ||
 			g.maxEpochs != float64(cfg.Sens.Epochs) || math.Abs(g.trainScale-float64(c.m-c.gsenHeld)/float64(c.ms-12)) > 1e-12 {
 			t.Errorf("m %d: g_sen %+v", c.m, g)
 		}
 		f := sh[StageClassifier]
-		if f.evalN != float64(c.m) || f.epochs != 2*float64(cfg.Classifier.Patience) || f.checks != f.epochs {
+		if f.evalN != float64(c.m) || f.epochs != 1.5*float64(cfg.Classifier.Patience) || f.checks != f.epochs {
 			t.Errorf("m %d: f %+v", c.m, f)
 		}
 		s := sh[StageScore]
@@ -61,7 +61,7 @@ func TestEstimateRun_EarlyStoppingAndMemory(t *testing.T) {
 		switch s.Stage {
 		case StageGSen, StageClassifier, StageNoDiffusion:
 			saw[s.Stage] = true
-			if s.Epochs != 10 && s.Epochs != 8 || !(s.Seconds > 0) || s.MaxSeconds < s.Seconds {
+			if s.Epochs != 8 && s.Epochs != 6 || !(s.Seconds > 0) || s.MaxSeconds < s.Seconds {
 				t.Errorf("%s: %+v", s.Stage, s)
 			}
 		}
