@@ -10,8 +10,9 @@
 //
 // # Packages
 //
-//   - storage: the key-value seam (a small Store interface) with the Pebble
-//     and Badger backends and one conformance suite for both.
+//   - storage: the key-value seam (a small Store interface, Open and an
+//     engine registry) and one conformance suite; the engines are
+//     storage/pebble (default) and storage/badger, linked by importing them.
 //   - index: the graph on top of storage: dense node ids, roaring adjacency,
 //     attributes, group/label/split bitmaps, neighbour sampling, BFS, and the
 //     loader for graph dumps.
@@ -27,10 +28,12 @@
 //   - httpapi: the JSON HTTP API over the engine, on plain net/http.
 //   - cmd/fasd: the command-line tool.
 //
-// Dependencies point one way: cmd/fasd → {httpapi → query, runs};
+// Dependencies point one way: cmd/fasd → {httpapi → query, runs,
+// storage/pebble, storage/badger}; storage/pebble, storage/badger → storage;
 // query → {query/model, index → storage, fasd}; runs → {query/model, index,
 // fasd}; fasd imports no other package of this module; index and fasd
-// share only the leaf vocabulary fasd/attr (Split, Unknown). The engine reaches
-// neither net/http nor the training code (internal/lint checks it
-// transitively).
+// share only the leaf vocabulary fasd/attr (Split, Unknown). The engine does
+// not reach the training code, and no library package below httpapi reaches
+// net/http or a storage engine, third-party dependencies included
+// (internal/lint checks both transitively).
 package fasd

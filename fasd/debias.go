@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // ErrNonFinite reports a NaN or ±Inf produced by a computation (usually a
@@ -41,18 +42,13 @@ const (
 	ScheduleGDSSFull
 )
 
-// String returns "fixed_dt", "span" or "gdss_full".
-func (s Schedule) String() string {
-	switch s {
-	case ScheduleFixedDT:
-		return "fixed_dt"
-	case ScheduleSpan:
-		return "span"
-	case ScheduleGDSSFull:
-		return "gdss_full"
-	}
-	return fmt.Sprintf("Schedule(%d)", uint8(s))
-}
+var scheduleNames = [...]string{"fixed_dt", "span", "gdss_full"}
+
+// Names lists the names of the values, indexed by value: fixed_dt, span, gdss_full.
+func (Schedule) Names() []string { return slices.Clone(scheduleNames[:]) }
+
+// String returns the value's name.
+func (v Schedule) String() string { return enumString(scheduleNames[:], uint8(v), "Schedule") }
 
 // Order selects the order of predictor and corrector within one iteration.
 type Order uint8
@@ -64,16 +60,13 @@ const (
 	OrderCP
 )
 
-// String returns "PC" or "CP".
-func (o Order) String() string {
-	switch o {
-	case OrderPC:
-		return "PC"
-	case OrderCP:
-		return "CP"
-	}
-	return fmt.Sprintf("Order(%d)", uint8(o))
-}
+var orderNames = [...]string{"PC", "CP"}
+
+// Names lists the names of the values, indexed by value: PC, CP.
+func (Order) Names() []string { return slices.Clone(orderNames[:]) }
+
+// String returns the value's name.
+func (v Order) String() string { return enumString(orderNames[:], uint8(v), "Order") }
 
 // Init selects the starting state of the reverse process.
 type Init uint8
@@ -86,16 +79,13 @@ const (
 	InitForward
 )
 
-// String returns "clean" or "forward".
-func (i Init) String() string {
-	switch i {
-	case InitClean:
-		return "clean"
-	case InitForward:
-		return "forward"
-	}
-	return fmt.Sprintf("Init(%d)", uint8(i))
-}
+var initNames = [...]string{"clean", "forward"}
+
+// Names lists the names of the values, indexed by value: clean, forward.
+func (Init) Names() []string { return slices.Clone(initNames[:]) }
+
+// String returns the value's name.
+func (v Init) String() string { return enumString(initNames[:], uint8(v), "Init") }
 
 // Reverse selects the reverse-time integrator.
 type Reverse uint8
@@ -109,16 +99,13 @@ const (
 	ReverseODE
 )
 
-// String returns "sde" or "ode".
-func (s Reverse) String() string {
-	switch s {
-	case ReverseSDE:
-		return "sde"
-	case ReverseODE:
-		return "ode"
-	}
-	return fmt.Sprintf("Reverse(%d)", uint8(s))
-}
+var reverseNames = [...]string{"sde", "ode"}
+
+// Names lists the names of the values, indexed by value: sde, ode.
+func (Reverse) Names() []string { return slices.Clone(reverseNames[:]) }
+
+// String returns the value's name.
+func (v Reverse) String() string { return enumString(reverseNames[:], uint8(v), "Reverse") }
 
 // Guide is a differentiable fairness criterion of one subgraph state, used
 // for guidance inside the reverse run: Grad returns L(x, a) ≥ 0, zero at
@@ -141,18 +128,19 @@ const (
 
 // DebiasOptions configures the reverse predictor–corrector sampler of §8.
 // Zero fields mean the defaults, except Steps, which must be set (NBA 5,
-// Pokec-z 4, Pokec-n 2), and TStart, which ScheduleSpan needs.
+// Pokec-z 4, Pokec-n 2), and TStart, which ScheduleSpan needs. ScaleEps,
+// for which zero is a valid setting, is an Opt: unset means the default.
 type DebiasOptions struct {
 	SDEX, SDEA VPSDE // zero: DefaultVPSDE
 	Schedule   Schedule
 	Order      Order
 	Init       Init
-	Steps      int     // N_steps ≥ 1
-	DtRev      float64 // Δt_rev of ScheduleFixedDT; 0: 0.01
-	TStart     float64 // start time of ScheduleSpan, in (0, 1]
-	GDSSEps    float64 // last time of ScheduleGDSSFull; 0: 1e-4
-	SNRX, SNRA float64 // Langevin r_X, r_A; 0: 0.05
-	ScaleEps   float64 // corrector noise scale; 0: 1.0 (GDSS config: 0.7)
+	Steps      int          // N_steps ≥ 1
+	DtRev      float64      // Δt_rev of ScheduleFixedDT; 0: 0.01
+	TStart     float64      // start time of ScheduleSpan, in (0, 1]
+	GDSSEps    float64      // last time of ScheduleGDSSFull; 0: 1e-4
+	SNRX, SNRA float64      // Langevin r_X, r_A; 0: 0.05
+	ScaleEps   Opt[float64] // corrector noise scale ≥ 0; unset: 1.0 (GDSS config: 0.7)
 	// NoCorrector disables the Langevin corrector.
 	NoCorrector bool
 	// Reverse is ReverseSDE (the paper's reverse SDE with a Langevin
@@ -196,9 +184,7 @@ func (opt *DebiasOptions) withDefaults() DebiasOptions {
 	if o.SNRA == 0 {
 		o.SNRA = DefaultSNR
 	}
-	if o.ScaleEps == 0 {
-		o.ScaleEps = DefaultScaleEps
-	}
+	o.ScaleEps = Some(o.ScaleEps.Or(DefaultScaleEps))
 	return o
 }
 
@@ -247,8 +233,8 @@ func (o DebiasOptions) Validate() error {
 	if !(c.GuideWeight >= 0) || c.GuideWeight > 0 && c.GuideSteps < 1 {
 		bad("guidance weight %v with %d steps: want weight ≥ 0 and steps ≥ 1 when guiding", c.GuideWeight, c.GuideSteps)
 	}
-	if !(c.SNRX > 0) || !(c.SNRA > 0) || !(c.ScaleEps >= 0) {
-		bad("r_X = %v, r_A = %v, scale_eps = %v: want r > 0, scale ≥ 0", c.SNRX, c.SNRA, c.ScaleEps)
+	if scale := c.ScaleEps.Or(DefaultScaleEps); !(c.SNRX > 0) || !(c.SNRA > 0) || !(scale >= 0) || math.IsInf(scale, 0) {
+		bad("r_X = %v, r_A = %v, scale_eps = %v: want r > 0, finite scale ≥ 0", c.SNRX, c.SNRA, scale)
 	}
 	return errors.Join(errs...)
 }
@@ -540,10 +526,10 @@ func (p *Debiaser) corrector(model ScoreModel, t float64, items []DebiasItem, d 
 		it, b := &items[k], &p.bufs[k]
 		n := it.N
 		FillNormal(it.Rng, b.zX)
-		langevinStep(it.DstX, b.outX, b.zX, alphaX, o.SNRX, o.ScaleEps, noise)
+		langevinStep(it.DstX, b.outX, b.zX, alphaX, o.SNRX, o.ScaleEps.Or(DefaultScaleEps), noise)
 		if n > 1 {
 			FillSymNormal(it.Rng, n, b.zA)
-			langevinStep(it.DstA, b.outA, b.zA, alphaA, o.SNRA, o.ScaleEps, noise)
+			langevinStep(it.DstA, b.outA, b.zA, alphaA, o.SNRA, o.ScaleEps.Or(DefaultScaleEps), noise)
 			zeroDiag(it.DstA, n)
 		}
 	}

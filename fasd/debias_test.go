@@ -250,7 +250,7 @@ func TestDebiaser_GaussianOracle(t *testing.T) {
 // steps the recovered variance is about half of s².
 func TestDebiaser_GaussianOracleScaleEps(t *testing.T) {
 	const sX, sA = 0.5, 2.0
-	vX, vA := runOracle(t, DebiasOptions{Steps: 1000, Schedule: ScheduleGDSSFull, ScaleEps: 0.7}, sX, sA)
+	vX, vA := runOracle(t, DebiasOptions{Steps: 1000, Schedule: ScheduleGDSSFull, ScaleEps: Some(0.7)}, sX, sA)
 	if math.Abs(vX/(sX*sX)-0.49) > 0.1 || math.Abs(vA/(sA*sA)-0.49) > 0.1 {
 		t.Errorf("variance ratios X %.3f, A %.3f, want ≈ 0.49", vX/(sX*sX), vA/(sA*sA))
 	}
@@ -460,5 +460,38 @@ func TestDebiaser_RunBatchEqualsRun(t *testing.T) {
 		if err := p.RunBatch(context.Background(), linearModel{0.2}, items, d); !errors.Is(err, ErrShape) {
 			t.Errorf("nil rng: %v", err)
 		}
+	}
+}
+
+// Ensure that an explicit zero corrector noise scale is honoured and is not
+// the default: the unset scale runs as Some(DefaultScaleEps), and Some(0)
+// runs as the smallest positive scale did (the sentinel older code used).
+func TestDebiasOptions_ExplicitZeroScaleEps(t *testing.T) {
+	const n, d = 5, 3
+	x0, a0 := randomState(n, d, 2)
+	run := func(scale Opt[float64]) []float32 {
+		t.Helper()
+		p, err := NewDebiaser(DebiasOptions{Steps: 2, ScaleEps: scale})
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, a := make([]float32, n*d), make([]float32, n*n)
+		if err := p.Run(linearModel{c: 0.5}, x0, a0, n, d, NewRand(7), x, a); err != nil {
+			t.Fatal(err)
+		}
+		return append(x, a...)
+	}
+	unset, def, zero := run(Opt[float64]{}), run(Some(DefaultScaleEps)), run(Some(0.0))
+	if !slices.Equal(unset, def) {
+		t.Error("unset scale_eps differs from the default")
+	}
+	if slices.Equal(zero, def) {
+		t.Error("scale_eps = 0 runs as the default")
+	}
+	if !slices.Equal(zero, run(Some(math.SmallestNonzeroFloat64))) {
+		t.Error("scale_eps = 0 differs from the smallest positive scale")
+	}
+	if err := (DebiasOptions{Steps: 2, ScaleEps: Some(-1.0)}).Validate(); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("negative scale: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // GammaMode selects the formula of the fairness scale γ (docs/method.md §5, §13.9).
@@ -17,16 +18,13 @@ const (
 	GammaLinear
 )
 
-// String returns "literal" or "linear".
-func (m GammaMode) String() string {
-	switch m {
-	case GammaLiteral:
-		return "literal"
-	case GammaLinear:
-		return "linear"
-	}
-	return fmt.Sprintf("GammaMode(%d)", uint8(m))
-}
+var gammaModeNames = [...]string{"literal", "linear"}
+
+// Names lists the names of the values, indexed by value: literal, linear.
+func (GammaMode) Names() []string { return slices.Clone(gammaModeNames[:]) }
+
+// String returns the value's name.
+func (v GammaMode) String() string { return enumString(gammaModeNames[:], uint8(v), "GammaMode") }
 
 // MinGradSqNorm is the threshold below which a fairness gradient counts as
 // zero: if ‖G‖² < MinGradSqNorm, γ = 0.

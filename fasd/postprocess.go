@@ -11,9 +11,10 @@ const DefaultTau = 0.5
 // PostOptions configures the post-processing of a debiased adjacency (§9).
 // The zero value (or nil) is the paper's: τ = 0.5, continuous weights kept.
 type PostOptions struct {
-	// Tau is the pruning threshold; entries < Tau become 0. 0 means
-	// DefaultTau; a negative value is invalid.
-	Tau float64
+	// Tau is the pruning threshold; entries < Tau become 0. Unset means
+	// DefaultTau; Some(0) prunes only negative entries; a negative value is
+	// invalid.
+	Tau Opt[float64]
 	// Clip01 caps surviving weights at 1.
 	Clip01 bool
 	// Binarize sets surviving weights to 1 (GDSS's quantisation).
@@ -22,8 +23,11 @@ type PostOptions struct {
 
 // Validate checks Tau.
 func (o *PostOptions) Validate() error {
-	if o != nil && (o.Tau < 0 || math.IsNaN(o.Tau) || math.IsInf(o.Tau, 0)) {
-		return fmt.Errorf("%w: τ = %v, want finite ≥ 0", ErrInvalidOptions, o.Tau)
+	if o == nil {
+		return nil
+	}
+	if tau, ok := o.Tau.Get(); ok && (tau < 0 || math.IsNaN(tau) || math.IsInf(tau, 0)) {
+		return fmt.Errorf("%w: τ = %v, want finite ≥ 0", ErrInvalidOptions, tau)
 	}
 	return nil
 }
@@ -51,10 +55,7 @@ func PostProcess(a []float32, n int, opt *PostOptions) error {
 	if opt != nil {
 		o = *opt
 	}
-	tau := o.Tau
-	if tau == 0 {
-		tau = DefaultTau
-	}
+	tau := o.Tau.Or(DefaultTau)
 	for i := range n {
 		a[i*n+i] = 0
 		for j := i + 1; j < n; j++ {

@@ -13,7 +13,7 @@ import (
 func TestPostProcess_Invariants(t *testing.T) {
 	const n = 15
 	rng := NewRand(1)
-	for _, o := range []*PostOptions{nil, {}, {Tau: 0.3}, {Clip01: true}, {Binarize: true}, {Tau: 1.2, Clip01: true}} {
+	for _, o := range []*PostOptions{nil, {}, {Tau: Some(0.3)}, {Clip01: true}, {Binarize: true}, {Tau: Some(1.2), Clip01: true}, {Tau: Some(0.0)}} {
 		for range 20 {
 			a := make([]float32, n*n)
 			for i := range a {
@@ -24,8 +24,8 @@ func TestPostProcess_Invariants(t *testing.T) {
 				t.Fatal(err)
 			}
 			tau := DefaultTau
-			if o != nil && o.Tau != 0 {
-				tau = o.Tau
+			if o != nil {
+				tau = o.Tau.Or(DefaultTau)
 			}
 			for i := range n {
 				if a[i*n+i] != 0 {
@@ -82,7 +82,7 @@ func TestPostProcess_Cases(t *testing.T) {
 	if err := PostProcess(a, 3, nil); !errors.Is(err, ErrShape) {
 		t.Error(err)
 	}
-	if err := PostProcess(a, 4, &PostOptions{Tau: -1}); !errors.Is(err, ErrInvalidOptions) {
+	if err := PostProcess(a, 4, &PostOptions{Tau: Some(-1.0)}); !errors.Is(err, ErrInvalidOptions) {
 		t.Error(err)
 	}
 }
@@ -123,5 +123,28 @@ func TestDiagnostics(t *testing.T) {
 	if tot.Before != 6 || tot.After != 4 || tot.Kept != 3 || tot.Removed != 3 || tot.MaxWeight != 5 ||
 		math.Abs(tot.MinWeight-0.6) > 1e-7 || math.Abs(tot.MeanWeight-(0.8+2+0.6+5)/4) > 1e-7 {
 		t.Errorf("total %+v", tot)
+	}
+}
+
+// Ensure that an explicit τ = 0 is not the default: it keeps every positive
+// weight, while the unset τ prunes below DefaultTau.
+func TestPostProcess_ExplicitZeroTau(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		o    *PostOptions
+		want float32
+	}{
+		{"unset", &PostOptions{}, 0},
+		{"nil", nil, 0},
+		{"zero", &PostOptions{Tau: Some(0.0)}, 0.25},
+		{"0.2", &PostOptions{Tau: Some(0.2)}, 0.25},
+	} {
+		a := []float32{0, 0.25, 0.25, 0}
+		if err := PostProcess(a, 2, c.o); err != nil {
+			t.Fatal(err)
+		}
+		if a[1] != c.want || a[2] != c.want {
+			t.Errorf("%s: got %v, want off-diagonal %v", c.name, a, c.want)
+		}
 	}
 }

@@ -20,16 +20,13 @@ const (
 	SamplerHop
 )
 
-// String returns "alg3" or "hop".
-func (m SamplerMode) String() string {
-	switch m {
-	case SamplerAlg3:
-		return "alg3"
-	case SamplerHop:
-		return "hop"
-	}
-	return fmt.Sprintf("SamplerMode(%d)", uint8(m))
-}
+var samplerModeNames = [...]string{"alg3", "hop"}
+
+// Names lists the names of the values, indexed by value: alg3, hop.
+func (SamplerMode) Names() []string { return slices.Clone(samplerModeNames[:]) }
+
+// String returns the value's name.
+func (v SamplerMode) String() string { return enumString(samplerModeNames[:], uint8(v), "SamplerMode") }
 
 // EdgeMode selects which edges a sampled subgraph keeps.
 type EdgeMode uint8
@@ -43,16 +40,13 @@ const (
 	EdgesInduced
 )
 
-// String returns "sampled" or "induced".
-func (m EdgeMode) String() string {
-	switch m {
-	case EdgesSampled:
-		return "sampled"
-	case EdgesInduced:
-		return "induced"
-	}
-	return fmt.Sprintf("EdgeMode(%d)", uint8(m))
-}
+var edgeModeNames = [...]string{"sampled", "induced"}
+
+// Names lists the names of the values, indexed by value: sampled, induced.
+func (EdgeMode) Names() []string { return slices.Clone(edgeModeNames[:]) }
+
+// String returns the value's name.
+func (v EdgeMode) String() string { return enumString(edgeModeNames[:], uint8(v), "EdgeMode") }
 
 // SampleOptions configures subgraph sampling. The zero value is not valid:
 // Depth and Fanout must be set (NBA: 2 and 10; Pokec: 3 and 10).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fasd-db/fasd/index"
 	"github.com/fasd-db/fasd/storage"
+	_ "github.com/fasd-db/fasd/storage/pebble" // links the default engine
 )
 
 // Build a tiny graph, update it atomically and read it through a View.

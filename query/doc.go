@@ -10,7 +10,9 @@
 // query/model (Options.Model, or Options.LoadModel reading them from the
 // store: runs.LoadLatest serves what fasd train persisted). Package
 // httpapi puts the engine behind a JSON HTTP API; this package imports no
-// networking.
+// networking. Stores are opened through storage.Open, so a program that
+// embeds the engine links a storage engine itself, e.g.
+// import _ "github.com/fasd-db/fasd/storage/pebble".
 //
 // # Concepts
 //

@@ -9,6 +9,7 @@ import (
 	"github.com/fasd-db/fasd/query"
 	"github.com/fasd-db/fasd/query/querytest"
 	"github.com/fasd-db/fasd/storage"
+	_ "github.com/fasd-db/fasd/storage/pebble" // links the default engine
 )
 
 // Open the engine over a graph, materialize the views and predict a node.

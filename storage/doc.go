@@ -2,6 +2,15 @@
 // Store interface with two real engines behind it, Pebble v2 (the default)
 // and Badger v4.
 //
+// This package holds the interfaces, Open, the store marker and the engine
+// registry, and imports neither engine: each lives in its own package
+// (storage/pebble, storage/badger) that registers itself when a program
+// imports it (see Register), as database/sql drivers do. The layers above
+// (the graph index, the query engine, the training runs) therefore depend
+// on no engine and on nothing an engine brings in; the programs (the fasd
+// command) and the tests link the engines. Open of a backend that is not
+// linked fails with ErrNotLinked.
+//
 // # Concepts
 //
 // A Store maps byte keys to byte values in lexicographic key order. It offers

@@ -5,6 +5,7 @@ import (
 	"log"
 
 	"github.com/fasd-db/fasd/storage"
+	_ "github.com/fasd-db/fasd/storage/pebble" // links the default engine
 )
 
 // Open a store (here in memory; give a directory for an on-disk one),

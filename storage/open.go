@@ -8,8 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -29,14 +31,20 @@ const ReservedPrefix = 0x00
 // Open opens the store in dir, creating it (and dir) if needed.
 //
 // The backend is taken from opts, else from the store's marker, else Pebble.
-// A failed Open leaves nothing open.
+// A failed Open leaves nothing open. The backend's engine must be linked
+// into the program (see Register), else Open fails with ErrNotLinked
+// before it touches dir.
 func Open(dir string, opts *Options) (_ Store, err error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	if opts != nil && opts.InMemory {
 		o := opts.withDefaults("")
-		s, err := openEngine("", o)
+		open, err := engine(o.Backend)
+		if err != nil {
+			return nil, err
+		}
+		s, err := open("", o)
 		if err != nil {
 			return nil, err
 		}
@@ -56,6 +64,10 @@ func Open(dir string, opts *Options) (_ Store, err error) {
 	if recorded != "" && o.Backend != recorded {
 		return nil, fmt.Errorf("%w: %s holds a %s store, asked to open it with %s", ErrBackendMismatch, dir, recorded, o.Backend)
 	}
+	open, err := engine(o.Backend)
+	if err != nil {
+		return nil, err
+	}
 	if fresh {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("storage: create %s: %w", dir, err)
@@ -64,7 +76,7 @@ func Open(dir string, opts *Options) (_ Store, err error) {
 			return nil, err
 		}
 	}
-	s, err := openEngine(dir, o)
+	s, err := open(dir, o)
 	if isLockErr(err) {
 		return nil, fmt.Errorf("%w: %s is already open (by another process or handle: its lock is held); close it or use another directory: %w", ErrLocked, dir, err)
 	}
@@ -82,14 +94,57 @@ func Open(dir string, opts *Options) (_ Store, err error) {
 	return s, nil
 }
 
-func openEngine(dir string, o Options) (Store, error) {
-	switch o.Backend {
-	case Pebble:
-		return openPebble(dir, o)
-	case Badger:
-		return openBadger(dir, o)
+// OpenFunc opens the engine of one backend in dir (or in memory when
+// o.InMemory is set) with o's defaults applied. Open has written or checked
+// the marker file before and records the metadata keys after.
+type OpenFunc func(dir string, o Options) (Store, error)
+
+var (
+	enginesMu sync.RWMutex
+	engines   = map[Backend]OpenFunc{}
+)
+
+// Register makes a backend's engine available to Open. The backend
+// packages call it from their init functions, so a program links an
+// engine by importing its package, usually for that side effect alone:
+//
+//	import _ "github.com/fasd-db/fasd/storage/pebble"
+//
+// Registering a name twice, or a name ParseBackend does not know, panics.
+func Register(b Backend, open OpenFunc) {
+	if _, err := ParseBackend(string(b)); err != nil || b == "" {
+		panic(fmt.Sprintf("storage: Register of unknown backend %q", b))
 	}
-	return nil, fmt.Errorf("storage: unknown backend %q", o.Backend)
+	enginesMu.Lock()
+	defer enginesMu.Unlock()
+	if _, dup := engines[b]; dup {
+		panic(fmt.Sprintf("storage: Register called twice for %s", b))
+	}
+	engines[b] = open
+}
+
+// Registered lists the backends whose engines are linked into the
+// program, sorted.
+func Registered() []Backend {
+	enginesMu.RLock()
+	defer enginesMu.RUnlock()
+	out := make([]Backend, 0, len(engines))
+	for b := range engines {
+		out = append(out, b)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// engine returns the registered engine of b.
+func engine(b Backend) (OpenFunc, error) {
+	enginesMu.RLock()
+	open := engines[b]
+	enginesMu.RUnlock()
+	if open == nil {
+		return nil, fmt.Errorf("%w: %s (import _ \"github.com/fasd-db/fasd/storage/%s\" to link it)", ErrNotLinked, b, b)
+	}
+	return open, nil
 }
 
 // initMeta records backend and format in a new store, or checks them in an

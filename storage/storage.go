@@ -28,6 +28,9 @@ var (
 	ErrBatchDone = errors.New("storage: batch already committed or closed")
 	// ErrLocked is returned by Open when another process has the store open.
 	ErrLocked = errors.New("storage: store is locked")
+	// ErrNotLinked is returned by Open for a backend whose engine package
+	// the program does not import (see Register).
+	ErrNotLinked = errors.New("storage: backend engine not linked into this program")
 )
 
 // Backend names a storage engine.
@@ -214,14 +217,3 @@ func PrefixEnd(prefix []byte) []byte {
 	}
 	return nil
 }
-
-// closedBatch is what NewBatch returns on a closed store: every call fails
-// with ErrClosed.
-type closedBatch struct{}
-
-func (closedBatch) Set(_, _ []byte) error { return ErrClosed }
-func (closedBatch) Delete([]byte) error   { return ErrClosed }
-func (closedBatch) Count() int            { return 0 }
-func (closedBatch) Len() int              { return 0 }
-func (closedBatch) Commit() error         { return ErrClosed }
-func (closedBatch) Close() error          { return nil }

@@ -214,10 +214,14 @@ func trainClassifier(ctx context.Context, cfg *Config, v *view, d int, w *nn.Wor
 	pat := patience{limit: fc.Patience}
 	t.patience = fc.Patience
 	after := func(ep int) (float64, bool, error) {
-		if err := classProbs(ctx, net, v, d, w.N(), probs); err != nil {
-			return 0, false, err
-		}
-		p1, err := sel.averaged(v, probs)
+		var p1 []float64
+		err := rep.timed(len(v.sgs), func() (err error) {
+			if err := classProbs(ctx, net, v, d, w.N(), probs); err != nil {
+				return err
+			}
+			p1, err = sel.averaged(v, probs)
+			return err
+		})
 		if err != nil {
 			return 0, false, err
 		}

@@ -4,13 +4,30 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"runtime/metrics"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
+
+	"github.com/fasd-db/fasd/fasd"
 )
 
-// Estimate is an extrapolated wall time per stage of a full run.
+// Estimate is an extrapolated wall time per stage of a full run, and its
+// peak memory.
 type Estimate struct {
-	Stages []StageTiming // Seconds extrapolated to the full run
+	// Stages holds, per stage, Seconds extrapolated to the full run,
+	// Epochs the expected number of epochs (passes) and MaxSeconds the
+	// time if early stopping never ends the stage.
+	Stages []StageTiming
 	Total  time.Duration
+	// MaxTotal is Total with every early-stopping stage at its cap.
+	MaxTotal time.Duration
+	// PeakBytes is the expected peak resident memory of the process during
+	// the run (see EstimateRun); 0 when the platform does not report it.
+	PeakBytes int64
 	// Took is the wall time the estimate itself needed.
 	Took time.Duration
 }
@@ -20,17 +37,55 @@ type Estimate struct {
 const estimateRoots = 48
 
 // estimateEpochs is the number of epochs each training stage runs in the
-// estimate; the first one carries the warm-up, the others give the steady
-// per-epoch time.
-const estimateEpochs = 3
+// estimate; the first one carries the warm-up, the median of the others is
+// the steady per-epoch time.
+const estimateEpochs = 4
+
+// expectEpochs is the number of epochs a stage with patience is expected to
+// run: early stopping ends it patience epochs after its best epoch, which
+// tends to come early, so about 1.5× patience, never more than the cap.
+// It is a rule of thumb: f stopped after 1.2–1.3× its patience in the runs
+// of BENCHMARKS.md "Time and memory estimate", g_sen ran to its cap, so the
+// estimate also reports every stage's time at the cap.
+func expectEpochs(epochs, patience int) float64 {
+	if patience > 0 {
+		return math.Min(float64(epochs), 1.5*float64(patience))
+	}
+	return float64(epochs)
+}
+
+// stageShape describes one stage of the full run for the extrapolation: its
+// expected and maximal epochs, the ratio of the subgraphs it trains on to
+// those of the estimate run, and per epoch (or check) the subgraphs its
+// held-out or validation evaluation covers and the number of checks.
+type stageShape struct {
+	epochs, maxEpochs float64
+	trainScale        float64
+	evalN             float64 // subgraphs per check in the full run
+	checks, maxChecks float64
+}
 
 // EstimateRun extrapolates the wall time of Run(ctx, cfg, in, opt) from a
 // short run of the same code on a subset of the subgraphs (every k-th by
-// root, at least one full score batch) with three epochs per training
-// stage: a stage's time is its first epoch plus the steady per-epoch time
-// for the remaining epochs, scaled by full/measured subgraphs. It takes a
-// few seconds and is meant to be printed before a long run starts; it also
-// exercises every stage, so a configuration that would fail fails here.
+// root, at least one full score batch) with four epochs per training
+// stage. Each training stage is split into its training epochs and its
+// held-out or validation checks (timed separately): its time is the steady
+// per-epoch time scaled by the number of subgraphs it trains on, times the
+// epochs, plus the first epoch's warm-up and the clean-up after the last
+// (not scaled), plus the measured time per evaluated subgraph times the
+// subgraphs the full run's checks cover.
+// Stages with early stopping are counted at their expected number of
+// epochs (expectEpochs; the score networks at their full budget) and, in
+// MaxSeconds, at their cap.
+//
+// The peak memory is extrapolated the same way: the process's resident
+// size before the estimate, plus what the short run added at its peak, plus
+// the full run's extra copies of the subgraphs (gradients, debiased
+// copies) beyond the short run's, with the collector's headroom (GOGC).
+//
+// It takes a few seconds and is meant to be printed before a long run
+// starts; it also exercises every stage, so a configuration that would
+// fail fails here.
 func EstimateRun(ctx context.Context, cfg Config, in *Input, opt *Options) (*Estimate, error) {
 	start := time.Now()
 	if opt == nil {
@@ -47,42 +102,30 @@ func EstimateRun(ctx context.Context, cfg Config, in *Input, opt *Options) (*Est
 	for i := 0; i < len(sgs) && len(small.Subgraphs) < want; i += step {
 		small.Subgraphs = append(small.Subgraphs, sgs[i])
 	}
-	m, ms := float64(len(sgs)), float64(len(small.Subgraphs))
-	// full is each training stage's length in passes over the subgraphs
-	// (epochs): the budget schedule's subgraph-steps count as
-	// budget/(trained subgraphs) passes.
-	scoreEpochs := float64(cfg.Score.Epochs)
-	if cfg.Score.Schedule == "budget" {
-		p := planScore(&cfg.Score, len(sgs))
-		nb := (len(p.train) + cfg.Score.Batch - 1) / cfg.Score.Batch
-		scoreEpochs = float64(p.steps) / float64(nb)
-	}
-	// Stages with early stopping are expected to stop after about 1.5×
-	// their patience (patience epochs after a best epoch that tends to come
-	// early), never after more than their epoch cap.
-	expect := func(epochs, patience int) float64 {
-		if patience > 0 {
-			return math.Min(float64(epochs), 1.5*float64(patience))
-		}
-		return float64(epochs)
-	}
-	fe := expect(cfg.Classifier.Epochs, cfg.Classifier.Patience)
-	full := map[Stage]float64{
-		StageGSen: expect(cfg.Sens.Epochs, cfg.Sens.Patience), StageScore: scoreEpochs, StageScoreNoFair: scoreEpochs,
-		StageClassifier: fe, StageNoDiffusion: fe, StageClassNoFair: fe,
-		StageBaseline:   expect(cfg.Baseline.Epochs, cfg.Baseline.Patience),
-		StageProbe:      2 * expect(cfg.Sens.Epochs, cfg.Sens.Patience),
-		StageFreshProbe: expect(cfg.Sens.Epochs, cfg.Sens.Patience),
-	}
+	m, ms := len(sgs), len(small.Subgraphs)
+
 	sc := cfg
 	sc.Sens.Epochs = min(cfg.Sens.Epochs, estimateEpochs)
-	sc.Sens.Patience = 0
+	if sc.Sens.Patience > 0 {
+		// Keep the held-out split and its checks, never stop.
+		sc.Sens.Patience = math.MaxInt32
+	}
 	sc.Classifier.Patience = 0
 	sc.Baseline.Patience = 0
-	sc.Score.Schedule = "epochs"
-	sc.Score.Epochs = min(max(cfg.Score.Epochs, estimateEpochs), estimateEpochs)
 	sc.Classifier.Epochs = min(cfg.Classifier.Epochs, estimateEpochs)
 	sc.Baseline.Epochs = min(cfg.Baseline.Epochs, estimateEpochs)
+	if cfg.Score.Schedule == ScoreBudget {
+		// Four passes over the short run's training subgraphs with a
+		// held-out check after each, never stopping.
+		p := planScore(&sc.Score, ms)
+		sc.Score.Budget = estimateEpochs * len(p.train)
+		sc.Score.Evals = estimateEpochs * max(1, (len(p.train)+sc.Score.Batch-1)/sc.Score.Batch)
+		sc.Score.Patience = 0
+	} else {
+		sc.Score.Epochs = estimateEpochs
+	}
+	shapes := estimateShapes(&cfg, &sc, m, ms)
+
 	type mark struct {
 		start time.Time
 		ends  []time.Time
@@ -101,35 +144,257 @@ func EstimateRun(ctx context.Context, cfg Config, in *Input, opt *Options) (*Est
 			}
 		},
 	}
-	res, err := Run(ctx, sc, &small, &Options{Variants: opt.Variants, Diagnostics: opt.Diagnostics, Probe: opt.Probe, Callbacks: cb})
+	var evals []evalTiming
+	base := residentBytes()
+	peak := newPeakSampler(base)
+	res, err := Run(ctx, sc, &small, &Options{Variants: opt.Variants, Diagnostics: opt.Diagnostics, Probe: opt.Probe,
+		Callbacks: cb, evals: &evals})
+	peakSmall := peak.stop()
 	if err != nil {
 		return nil, fmt.Errorf("estimate: %w", err)
 	}
-	est := &Estimate{Took: time.Since(start)}
+	est := &Estimate{}
 	seen := map[Stage]int{}
 	for _, t := range res.Timings {
-		f := m / ms
-		if t.Stage == StageBaseline {
-			f = 1 // full graph either way
-		}
-		secs := t.Seconds
 		var mk *mark
 		if k := seen[t.Stage]; k < len(marks[t.Stage]) {
 			mk = marks[t.Stage][k]
 		}
 		seen[t.Stage]++
-		if mk != nil && len(mk.ends) >= 2 && full[t.Stage] > 0 {
-			first := mk.ends[0].Sub(mk.start).Seconds()
-			per := mk.ends[len(mk.ends)-1].Sub(mk.ends[0]).Seconds() / float64(len(mk.ends)-1)
-			secs = first + per*(full[t.Stage]-1)
-			if t.Stage == StageProbe {
-				// Two probes share the stage: per covers both.
-				secs = first + per*(full[t.Stage]-2)
+		s := StageTiming{Stage: t.Stage, Units: t.Units}
+		sh, ok := shapes[t.Stage]
+		if !ok || mk == nil || len(mk.ends) < 2 {
+			// One pass over the subgraphs (gradients, debiasing,
+			// diagnostics): linear in their number.
+			f := float64(m) / float64(ms)
+			if t.Stage == StageBaseline || t.Stage == StageRetune {
+				f = 1
 			}
+			s.Seconds, s.MaxSeconds = t.Seconds*f, t.Seconds*f
+		} else {
+			end := mk.start.Add(time.Duration(t.Seconds * float64(time.Second)))
+			var evalD time.Duration
+			evalN := 0
+			// train is the wall time in (a, b] less the evaluations that
+			// ended in it; a stage whose checks the shape does not model
+			// (the probes: their held-out share scales like their
+			// training) keeps them in.
+			train := func(a, b time.Time) float64 {
+				d := b.Sub(a)
+				for _, e := range evals {
+					if sh.evalN > 0 && e.stage == t.Stage && e.end.After(a) && !e.end.After(b) {
+						d -= e.d
+					}
+				}
+				return max(0, d.Seconds())
+			}
+			for _, e := range evals {
+				if sh.evalN > 0 && e.stage == t.Stage && e.end.After(mk.start) && !e.end.After(end) {
+					evalD += e.d
+					evalN += e.n
+				}
+			}
+			k := len(mk.ends)
+			first := train(mk.start, mk.ends[0])
+			// The steady epoch is the median of the later ones, so that
+			// one epoch slowed by other work on the machine does not
+			// scale up into minutes.
+			steady := make([]float64, 0, k-1)
+			for i := 1; i < k; i++ {
+				steady = append(steady, train(mk.ends[i-1], mk.ends[i]))
+			}
+			per := median(steady)
+			rest := train(mk.ends[k-1], end) // set-up and clean-up after the last epoch
+			perEval := 0.0
+			if evalN > 0 {
+				perEval = evalD.Seconds() / float64(evalN)
+			}
+			// The first epoch's excess over a steady one is warm-up (the
+			// tapes' arenas growing), and what follows the last epoch is
+			// clean-up (a collection): neither grows with the subgraphs.
+			warm := max(0, first-per)
+			at := func(epochs, checks float64) float64 {
+				if t.Stage == StageProbe {
+					// Two probes share the stage: per covers both.
+					epochs--
+				}
+				return warm + rest + per*epochs*sh.trainScale + perEval*sh.evalN*checks
+			}
+			s.Seconds, s.MaxSeconds = at(sh.epochs, sh.checks), at(sh.maxEpochs, sh.maxChecks)
+			s.Epochs = int(math.Round(sh.epochs))
 		}
-		s := StageTiming{Stage: t.Stage, Seconds: secs * f, Units: t.Units}
 		est.Stages = append(est.Stages, s)
 		est.Total += time.Duration(s.Seconds * float64(time.Second))
+		est.MaxTotal += time.Duration(s.MaxSeconds * float64(time.Second))
 	}
+	if base > 0 {
+		extra := float64(copiesOf(opt)) * float64(subgraphBytes(sgs, in.D)-subgraphBytes(small.Subgraphs, in.D))
+		est.PeakBytes = peakSmall + int64(gcHeadroom()*extra)
+	}
+	est.Took = time.Since(start)
 	return est, nil
+}
+
+// median returns the median of xs (which it sorts).
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
+}
+
+// estimateShapes returns the extrapolation shape of every training stage,
+// for the full config cfg on m subgraphs and the estimate's config sc on ms.
+func estimateShapes(cfg, sc *Config, m, ms int) map[Stage]stageShape {
+	out := map[Stage]stageShape{}
+	// g_sen: with patience, every 10th subgraph (at most 256) is held out
+	// and checked after every epoch.
+	held := func(n int) int {
+		if cfg.Sens.Patience > 0 && n >= 20 {
+			return min(256, n/10)
+		}
+		return 0
+	}
+	ge := expectEpochs(cfg.Sens.Epochs, cfg.Sens.Patience)
+	hm, hs := held(m), held(ms)
+	gs := stageShape{epochs: ge, maxEpochs: float64(cfg.Sens.Epochs), trainScale: float64(m-hm) / float64(ms-hs),
+		evalN: float64(hm), checks: ge, maxChecks: float64(cfg.Sens.Epochs)}
+	out[StageGSen] = gs
+	// Score networks: passes over the training subgraphs; the budget
+	// schedule's held-out checks (about Evals of them) over its held-out
+	// subgraphs. Early stopping may end it sooner; the estimate counts the
+	// whole budget.
+	pf, ps := planScore(&cfg.Score, m), planScore(&sc.Score, ms)
+	nb := float64((len(pf.train) + cfg.Score.Batch - 1) / cfg.Score.Batch)
+	passes := float64(pf.steps) / nb
+	checks := 0.0
+	if pf.evalEvery > 0 {
+		checks = math.Ceil(float64(pf.steps) / float64(pf.evalEvery))
+	}
+	ss := stageShape{epochs: passes, maxEpochs: passes, trainScale: float64(len(pf.train)) / float64(len(ps.train)),
+		evalN: float64(len(pf.held)), checks: checks, maxChecks: checks}
+	out[StageScore], out[StageScoreNoFair] = ss, ss
+	// f: validation accuracy from every subgraph after every epoch.
+	fe := expectEpochs(cfg.Classifier.Epochs, cfg.Classifier.Patience)
+	fs := stageShape{epochs: fe, maxEpochs: float64(cfg.Classifier.Epochs), trainScale: float64(m) / float64(ms),
+		evalN: float64(m), checks: fe, maxChecks: float64(cfg.Classifier.Epochs)}
+	out[StageClassifier], out[StageNoDiffusion], out[StageClassNoFair] = fs, fs, fs
+	// The GCN trains on the full graph either way.
+	be := expectEpochs(cfg.Baseline.Epochs, cfg.Baseline.Patience)
+	out[StageBaseline] = stageShape{epochs: be, maxEpochs: float64(cfg.Baseline.Epochs), trainScale: 1}
+	pe := expectEpochs(cfg.Sens.Epochs, cfg.Sens.Patience)
+	out[StageProbe] = stageShape{epochs: 2 * pe, maxEpochs: 2 * float64(cfg.Sens.Epochs), trainScale: float64(m) / float64(ms)}
+	out[StageFreshProbe] = stageShape{epochs: pe, maxEpochs: float64(cfg.Sens.Epochs), trainScale: float64(m) / float64(ms)}
+	return out
+}
+
+// subgraphBytes is the size of the dense features and adjacency of sgs.
+func subgraphBytes(sgs []*fasd.Subgraph, d int) int64 {
+	var b int64
+	for _, g := range sgs {
+		n := int64(g.N())
+		b += 4 * (n*int64(d) + n*n)
+	}
+	return b
+}
+
+// copiesOf is the number of dense copies of the subgraphs a run keeps
+// besides the input: FASD's cached gradients and debiased subgraphs, w/o
+// Fairness's debiased subgraphs, one debiased copy at a time for the
+// retune settings.
+func copiesOf(opt *Options) int {
+	c := 0
+	if opt.wants(VariantFASD) {
+		c += 2
+	}
+	if opt.wants(VariantNoFairness) {
+		c++
+	}
+	if len(opt.Retune) > 0 {
+		c++
+	}
+	return c
+}
+
+// gcHeadroom is the factor by which the Go heap may exceed its live size
+// before a collection: 1 + GOGC/100.
+func gcHeadroom() float64 {
+	v := os.Getenv("GOGC")
+	if v == "" {
+		return 2
+	}
+	if p, err := strconv.Atoi(v); err == nil && p > 0 {
+		return 1 + float64(p)/100
+	}
+	return 2 // "off" or invalid: count the default's headroom
+}
+
+// residentBytes returns the process's resident memory: VmRSS on Linux,
+// else the memory the Go runtime holds from the OS and has not released
+// (which misses memory allocated outside Go); 0 if neither is available.
+func residentBytes() int64 {
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				f := strings.Fields(rest)
+				if len(f) == 2 && f[1] == "kB" {
+					if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+						return kb << 10
+					}
+				}
+			}
+		}
+	}
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
+}
+
+// peakSampler samples residentBytes every few milliseconds until stop.
+type peakSampler struct {
+	mu   sync.Mutex
+	peak int64
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+func newPeakSampler(start int64) *peakSampler {
+	p := &peakSampler{peak: start, done: make(chan struct{})}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-p.done:
+				return
+			case <-tick.C:
+				p.observe()
+			}
+		}
+	}()
+	return p
+}
+
+func (p *peakSampler) observe() {
+	b := residentBytes()
+	p.mu.Lock()
+	p.peak = max(p.peak, b)
+	p.mu.Unlock()
+}
+
+// stop ends the sampling and returns the peak seen.
+func (p *peakSampler) stop() int64 {
+	close(p.done)
+	p.wg.Wait()
+	p.observe()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.peak
 }

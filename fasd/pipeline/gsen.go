@@ -22,7 +22,7 @@ func trainSensNet(ctx context.Context, cfg *Config, tc TrainConfig, v *view, idx
 		return nil, 0, err
 	}
 	t := newNetTrainer(net, kindSens, v, d, w.N())
-	t.trainScope = tc.Scope == "train"
+	t.trainScope = tc.Scope == ScopeTrain
 	opt := nn.NewAdam(net.Params(), nn.AdamConfig{LR: tc.LR, WeightDecay: tc.WeightDecay})
 	var after func(int) (float64, bool, error)
 	if tc.Patience > 0 && len(idx) >= 20 {
@@ -42,7 +42,11 @@ func trainSensNet(ctx context.Context, cfg *Config, tc TrainConfig, v *view, idx
 		pat := patience{limit: tc.Patience}
 		t.patience = tc.Patience
 		after = func(int) (float64, bool, error) {
-			sc, err := sensScore(ctx, net, v, held, d, w.N())
+			var sc SensScore
+			err := rep.timed(len(held), func() (err error) {
+				sc, err = sensScore(ctx, net, v, held, d, w.N())
+				return err
+			})
 			if err != nil {
 				return 0, false, err
 			}

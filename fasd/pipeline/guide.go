@@ -39,7 +39,7 @@ func newGuideParams(rounds, d int) []*nn.Param[float32] {
 // guideRounds is the number of linear guides the config asks for (0 when
 // the run uses none).
 func guideRounds(cfg *Config) int {
-	if cfg.Debias.GuideWeight > 0 && cfg.Debias.GuideNet == "linear" {
+	if cfg.Debias.GuideWeight > 0 && cfg.Debias.GuideNet == GuideLinear {
 		return cfg.Debias.GuideRounds
 	}
 	return 0

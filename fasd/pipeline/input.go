@@ -163,6 +163,9 @@ type Options struct {
 	// training on the train- and validation-rooted subgraphs.
 	Probe     bool
 	Callbacks Callbacks
+
+	// evals receives the evaluation timings (EstimateRun only).
+	evals *[]evalTiming
 }
 
 // Retune is one debiasing setting of Options.Retune.
@@ -253,10 +256,35 @@ type reporter struct {
 	start   time.Time
 	stage   Stage
 	total   int
+	epochs  int // epochs (passes) reported in the current stage
+	// evals, when set, receives the timing of every held-out or
+	// validation evaluation (EstimateRun calibrates on them).
+	evals *[]evalTiming
+}
+
+// evalTiming is one held-out or validation evaluation of an early-stopping
+// stage: n subgraphs evaluated, ending at end after d.
+type evalTiming struct {
+	stage Stage
+	n     int
+	end   time.Time
+	d     time.Duration
+}
+
+// timed runs one evaluation of n subgraphs and records its time.
+func (r *reporter) timed(n int, fn func() error) error {
+	if r.evals == nil {
+		return fn()
+	}
+	start := time.Now()
+	err := fn()
+	end := time.Now()
+	*r.evals = append(*r.evals, evalTiming{stage: r.stage, n: n, end: end, d: end.Sub(start)})
+	return err
 }
 
 func (r *reporter) begin(s Stage, total int) {
-	r.stage, r.total, r.start = s, total, time.Now()
+	r.stage, r.total, r.start, r.epochs = s, total, time.Now(), 0
 	if r.cb.StageStart != nil {
 		r.cb.StageStart(s, total)
 	}
@@ -275,6 +303,7 @@ func (r *reporter) estimate(d time.Duration) {
 }
 
 func (r *reporter) epoch(e int, loss, acc float64) {
+	r.epochs++
 	if r.cb.Epoch != nil {
 		r.cb.Epoch(r.stage, e, loss, acc)
 	}
@@ -282,7 +311,7 @@ func (r *reporter) epoch(e int, loss, acc float64) {
 
 func (r *reporter) end() time.Duration {
 	el := time.Since(r.start)
-	r.timings = append(r.timings, StageTiming{Stage: r.stage, Seconds: el.Seconds(), Units: r.total})
+	r.timings = append(r.timings, StageTiming{Stage: r.stage, Seconds: el.Seconds(), Units: r.total, Epochs: r.epochs})
 	if r.cb.StageEnd != nil {
 		r.cb.StageEnd(r.stage, el)
 	}
@@ -294,6 +323,13 @@ type StageTiming struct {
 	Stage   Stage   `json:"stage"`
 	Seconds float64 `json:"seconds"`
 	Units   int     `json:"units"` // epochs or subgraphs
+	// Epochs is the number of epochs (passes) the stage ran: less than
+	// Units when early stopping ended it, 0 for a stage without epochs.
+	// In an Estimate, the expected number.
+	Epochs int `json:"epochs,omitempty"`
+	// MaxSeconds is, in an Estimate, the time of the stage if early
+	// stopping never ends it (its epoch cap or full budget); 0 elsewhere.
+	MaxSeconds float64 `json:"max_seconds,omitempty"`
 }
 
 // parallelFor runs fn(w, i) for i in [0, n) on workers goroutines (w is

@@ -77,7 +77,7 @@ func classifierArch(cfg *Config, d int) nn.GCNNetConfig {
 
 func scoreXArch(cfg *Config, d int) nn.ScoreXConfig {
 	c := nn.DefaultScoreXConfig(d)
-	if cfg.Score.MLPAct == "elu" {
+	if cfg.Score.MLPAct == ActELU {
 		c.Act = autodiff.ELU
 	}
 	return c
@@ -316,11 +316,11 @@ func (m *Models) NewEngine() (*Engine, error) {
 		e.sm = scoreModel{sx: m.ScoreX, sa: m.ScoreA, tape: e.tape}
 		if opt.GuideWeight > 0 {
 			switch {
-			case m.Config.Debias.GuideNet == "linear" && len(m.Guides) >= 2*m.Config.Debias.GuideRounds:
+			case m.Config.Debias.GuideNet == GuideLinear && len(m.Guides) >= 2*m.Config.Debias.GuideRounds:
 				// The guides are fitted in sequence, so the first rounds of
 				// a longer sequence are the guides of a shorter one.
 				e.deb.SetGuide(&linearGuide{ps: m.Guides[:2*m.Config.Debias.GuideRounds], tol: m.Config.Debias.GuideTol})
-			case m.Config.Debias.GuideNet == "gsen" && m.GSen != nil:
+			case m.Config.Debias.GuideNet == GuideGSen && m.GSen != nil:
 				e.deb.SetGuide(&chanceGuide{net: m.GSen, tol: m.Config.Debias.GuideTol, tape: autodiff.NewTape[float32]()})
 			default:
 				return nil, fmt.Errorf("%w: debias.guide_weight > 0 with guide_net %q, but the models hold no such guide", ErrModels, m.Config.Debias.GuideNet)
@@ -376,40 +376,37 @@ func (g *chanceGuide) Grad(x, a []float32, n, d int, gx, ga []float32) (float64,
 func debiasOptions(cfg *Config) (fasd.DebiasOptions, fasd.PostOptions, error) {
 	db := cfg.Debias
 	o := fasd.DebiasOptions{
-		SDEX:     fasd.VPSDE{BetaMin: cfg.Diffusion.BetaMinX, BetaMax: cfg.Diffusion.BetaMaxX, NumScales: 1000},
-		SDEA:     fasd.VPSDE{BetaMin: cfg.Diffusion.BetaMinA, BetaMax: cfg.Diffusion.BetaMaxA, NumScales: 1000},
-		Steps:    db.Steps,
-		DtRev:    db.DtRev,
-		TStart:   db.TStart,
-		SNRX:     db.SNRX,
-		SNRA:     db.SNRA,
-		ScaleEps: db.ScaleEps,
+		SDEX:   fasd.VPSDE{BetaMin: cfg.Diffusion.BetaMinX, BetaMax: cfg.Diffusion.BetaMaxX, NumScales: 1000},
+		SDEA:   fasd.VPSDE{BetaMin: cfg.Diffusion.BetaMinA, BetaMax: cfg.Diffusion.BetaMaxA, NumScales: 1000},
+		Steps:  db.Steps,
+		DtRev:  db.DtRev,
+		TStart: db.TStart,
+		SNRX:   db.SNRX,
+		SNRA:   db.SNRA,
+		// The config always holds explicit values (the presets fill
+		// them), so zero means zero here, not the sampler's default.
+		ScaleEps: fasd.Some(db.ScaleEps),
 	}
-	if db.ScaleEps == 0 {
-		// The sampler treats 0 as "default"; a zero noise scale is asked
-		// for explicitly here, so use the smallest positive value.
-		o.ScaleEps = math.SmallestNonzeroFloat64
+	var errs []error
+	parse := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
-	switch db.Schedule {
-	case "span":
-		o.Schedule = fasd.ScheduleSpan
-	case "gdss_full":
-		o.Schedule = fasd.ScheduleGDSSFull
-	}
-	if db.Order == "CP" {
-		o.Order = fasd.OrderCP
-	}
-	if db.Init == "forward" {
-		o.Init = fasd.InitForward
-	}
-	if db.Reverse == "ode" {
-		o.Reverse = fasd.ReverseODE
+	var err error
+	o.Schedule, err = fasd.ParseName[fasd.Schedule](db.Schedule)
+	parse(err)
+	o.Order, err = fasd.ParseName[fasd.Order](db.Order)
+	parse(err)
+	o.Init, err = fasd.ParseName[fasd.Init](db.Init)
+	parse(err)
+	o.Reverse, err = fasd.ParseName[fasd.Reverse](db.Reverse)
+	parse(err)
+	if err := errors.Join(errs...); err != nil {
+		return o, fasd.PostOptions{}, fmt.Errorf("%w: debias: %w", ErrConfig, err)
 	}
 	o.GuideWeight, o.GuideSteps, o.GuideA = db.GuideWeight, db.GuideSteps, db.GuideA
-	post := fasd.PostOptions{Tau: db.Tau, Clip01: db.Post == "clip01", Binarize: db.Post == "binarize"}
-	if db.Tau == 0 {
-		post.Tau = math.SmallestNonzeroFloat64
-	}
+	post := fasd.PostOptions{Tau: fasd.Some(db.Tau), Clip01: db.Post == PostClip01, Binarize: db.Post == PostBinarize}
 	if err := o.Validate(); err != nil {
 		return o, post, fmt.Errorf("%w: %w", ErrConfig, err)
 	}

@@ -131,7 +131,7 @@ func (p *prober) train(ctx context.Context, rep *reporter, v *view, data string)
 	rep.begin(StageFreshProbe, epochs)
 	mv := &view{sgs: p.masked, xs: v.xs, as: v.as}
 	tc := probeSchedule(p.cfg)
-	tc.Scope = "all" // the masked copies already hide the test nodes' s
+	tc.Scope = ScopeAll // the masked copies already hide the test nodes' s
 	net, _, err := trainSensNet(ctx, p.cfg, tc, mv, p.trainIdx, p.d, p.w, fasd.DeriveSeed(p.seed, 3), fasd.DeriveSeed(p.seed, 4), rep)
 	if err != nil {
 		return nil, fmt.Errorf("fresh probe on %s: %w", data, err)

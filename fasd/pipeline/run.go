@@ -97,7 +97,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 	workers := cfg.workerCount()
 	w := nn.NewWorkers[float32](workers)
 	defer w.Close()
-	rep := &reporter{cb: opt.Callbacks}
+	rep := &reporter{cb: opt.Callbacks, evals: opt.evals}
 	ev := &evalData{numNodes: in.NumNodes, labels: in.Labels, sens: in.Sens, val: val, test: test}
 	orig := originalView(sgs)
 	sd := deriveSeeds(cfg.Seed)
@@ -135,7 +135,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 		res.GSenLoss = Num(gl)
 
 		rep.begin(StageGrads, len(sgs))
-		grads, ml, err := sensGrads(ctx, gsen, orig, d, workers, cfg.Sens.Scope == "train", rep)
+		grads, ml, err := sensGrads(ctx, gsen, orig, d, workers, cfg.Sens.Scope == ScopeTrain, rep)
 		if err != nil {
 			return nil, fmt.Errorf("g_sen gradients: %w", err)
 		}
@@ -407,7 +407,7 @@ func Sweep(ctx context.Context, cfg Config, in *Input, steps []int, lambdas []fl
 		return nil, err
 	}
 	rep.end()
-	grads, _, err := sensGrads(ctx, gsen, orig, d, workers, cfg.Sens.Scope == "train", rep)
+	grads, _, err := sensGrads(ctx, gsen, orig, d, workers, cfg.Sens.Scope == ScopeTrain, rep)
 	if err != nil {
 		return nil, err
 	}

@@ -31,9 +31,8 @@ func perturbOptions(cfg *Config, fair bool) fasd.PerturbOptions {
 	if fair {
 		o.LambdaX, o.LambdaA = cfg.Diffusion.LambdaX, cfg.Diffusion.LambdaA
 	}
-	if cfg.Diffusion.Gamma == "linear" {
-		o.Gamma = fasd.GammaLinear
-	}
+	// Validate has checked the name; an unknown one keeps the default.
+	o.Gamma, _ = fasd.ParseName[fasd.GammaMode](cfg.Diffusion.Gamma)
 	return o
 }
 
@@ -172,7 +171,7 @@ func planScore(sc *ScoreConfig, m int) scorePlan {
 	for i := range all {
 		all[i] = i
 	}
-	if sc.Schedule != "budget" {
+	if sc.Schedule != ScoreBudget {
 		nb := (m + sc.Batch - 1) / sc.Batch
 		return scorePlan{train: all, steps: nb * sc.Epochs}
 	}
@@ -238,7 +237,7 @@ func trainScore(ctx context.Context, cfg *Config, v *view, grads *gradCache, d i
 	m := len(order)
 	orng := fasd.NewRand(fasd.DeriveSeed(drawSeed, purposeScoreOrder))
 	nb := (m + sc.Batch - 1) / sc.Batch
-	stats := &ScoreStats{Schedule: sc.Schedule, Budget: plan.budget, HeldOut: len(plan.held)}
+	stats := &ScoreStats{Schedule: string(sc.Schedule), Budget: plan.budget, HeldOut: len(plan.held)}
 	var bestX, bestA, liveX, liveA []*nn.Param[float32]
 	best := math.Inf(1)
 	bad := 0
@@ -248,6 +247,7 @@ func trainScore(ctx context.Context, cfg *Config, v *view, grads *gradCache, d i
 	steps := 0
 	var sumX, sumA, gnX, gnA float64
 	nInPass := 0
+	var heldScr []drawScratch
 	check := func() (stop bool, err error) {
 		if emaX != nil {
 			// Judge the weights that will be used: the EMA weights, swapped
@@ -262,7 +262,15 @@ func trainScore(ctx context.Context, cfg *Config, v *view, grads *gradCache, d i
 			defer nn.CopyParams(px, liveX)
 			defer nn.CopyParams(pa, liveA)
 		}
-		l, err := heldOutScoreLoss(ctx, cfg, sx, sa, v, grads, plan.held, d, w.N(), drawSeed)
+		var l float64
+		err = rep.timed(len(plan.held), func() (err error) {
+			if heldScr == nil {
+				// One set of eval tapes for every check of the stage.
+				heldScr = newDrawScratch(sx, sa, w.N())
+			}
+			l, err = heldOutScoreLoss(ctx, cfg, heldScr, v, grads, plan.held, d, drawSeed)
+			return err
+		})
 		if err != nil {
 			return false, err
 		}
@@ -417,12 +425,12 @@ func (sc *drawScratch) draw(popt *fasd.PerturbOptions, grads *gradCache, v *view
 // on the subgraphs idx, one fixed (t, ε) draw per subgraph (the same draws
 // at every call, so successive checks compare like with like): the mean
 // over subgraphs of ½‖s_θ − T_X‖² + ½‖s_φ − T_A‖².
-func heldOutScoreLoss(ctx context.Context, cfg *Config, sx *nn.ScoreX[float32], sa *nn.ScoreA[float32], v *view, grads *gradCache,
-	idx []int, d, workers int, seed uint64) (float64, error) {
+// scr holds one scratch per worker (newDrawScratch), reused across calls.
+func heldOutScoreLoss(ctx context.Context, cfg *Config, scr []drawScratch, v *view, grads *gradCache,
+	idx []int, d int, seed uint64) (float64, error) {
 	popt := perturbOptions(cfg, grads != nil)
-	scr := newDrawScratch(sx, sa, workers)
 	loss := make([]float64, len(idx))
-	err := parallelFor(ctx, workers, len(idx), func(w, k int) error {
+	err := parallelFor(ctx, len(scr), len(idx), func(w, k int) error {
 		sc := &scr[w]
 		i := idx[k]
 		rng := fasd.NewRand(fasd.DeriveSeed(seed, purposeScoreHeldOut, uint64(i)))

@@ -223,8 +223,6 @@ func trainLoop(ctx context.Context, w *nn.Workers[float32], t *netTrainer, opt *
 	nb := (len(order) + batch - 1) / batch
 	var last float64
 	start := time.Now()
-	estimated := false
-	steps := 0
 	for ep := 0; ep < epochs; ep++ {
 		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		var sum float64
@@ -235,7 +233,6 @@ func trainLoop(ctx context.Context, w *nn.Workers[float32], t *netTrainer, opt *
 			}
 			t.batch = order[b*batch : min(len(order), (b+1)*batch)]
 			t.norm = t.batchNorm()
-			steps++
 			if t.norm == 0 {
 				continue
 			}
@@ -244,16 +241,6 @@ func trainLoop(ctx context.Context, w *nn.Workers[float32], t *netTrainer, opt *
 			opt.Step()
 			sum += float64(loss)
 			cnt++
-			if !estimated && steps == min(3, nb*epochs) {
-				estimated = true
-				per := time.Since(start) / time.Duration(steps)
-				ee := float64(epochs)
-				if t.patience > 0 {
-					// As EstimateRun: early stopping after ≈ 1.5× patience.
-					ee = math.Min(ee, 1.5*float64(t.patience))
-				}
-				rep.estimate(time.Duration(float64(per) * float64(nb) * ee))
-			}
 		}
 		last = math.NaN()
 		if cnt > 0 {
@@ -266,6 +253,11 @@ func trainLoop(ctx context.Context, w *nn.Workers[float32], t *netTrainer, opt *
 			if acc, stop, err = after(ep); err != nil {
 				return 0, err
 			}
+		}
+		if ep == 0 {
+			// The first epoch, with its held-out or validation check,
+			// times the expected epochs (as EstimateRun).
+			rep.estimate(time.Duration(float64(time.Since(start)) * expectEpochs(epochs, t.patience)))
 		}
 		rep.epoch(ep, last, acc)
 		rep.progress(ep + 1)

@@ -108,22 +108,46 @@ func Pokec() Config {
 // ErrConfig reports an invalid Config.
 var ErrConfig = errors.New("synth: invalid config")
 
-// Preset returns the configuration called name: "small" (label-biased, the
-// stress case), "removable" (removable bias) or "pokec" (Pokec-z sized).
+// presets is the registry of generator presets, sorted by name.
+var presets = []struct {
+	name, about string
+	config      func() Config
+}{
+	{"pokec", "Pokec-z sized, label-biased", Pokec},
+	{"removable", "2,000 nodes, removable bias", Removable},
+	{"small", "2,000 nodes, label-biased: the stress case", Small},
+}
+
+// DefaultPreset is the preset fasd gen uses when none is named.
+const DefaultPreset = "small"
+
+// Preset returns the configuration called name (see PresetNames).
 func Preset(name string) (Config, error) {
-	switch name {
-	case "small":
-		return Small(), nil
-	case "removable":
-		return Removable(), nil
-	case "pokec":
-		return Pokec(), nil
+	for _, p := range presets {
+		if p.name == name {
+			return p.config(), nil
+		}
 	}
 	return Config{}, fmt.Errorf("%w: unknown preset %q (want %s)", ErrConfig, name, strings.Join(PresetNames(), ", "))
 }
 
-// PresetNames lists the preset names.
-func PresetNames() []string { return []string{"pokec", "removable", "small"} }
+// PresetNames lists the preset names, sorted.
+func PresetNames() []string {
+	out := make([]string, len(presets))
+	for i, p := range presets {
+		out[i] = p.name
+	}
+	return out
+}
+
+// PresetHelp describes the presets in one line, for help text.
+func PresetHelp() string {
+	parts := make([]string, len(presets))
+	for i, p := range presets {
+		parts[i] = p.name + " (" + p.about + ")"
+	}
+	return strings.Join(parts, ", ")
+}
 
 // Validate reports every out-of-range field, joined.
 func (c *Config) Validate() error {

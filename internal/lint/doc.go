@@ -4,9 +4,13 @@
 //   - the dependency direction between packages (cmd/fasd → {httpapi →
 //     query, runs}; query → {query/model, index → storage, fasd}; runs →
 //     {query/model, index, fasd}; fasd imports no other package of the
-//     module; storage imports nothing of the module), per file, and
-//     transitively over the module's packages for the engine (no net/http,
-//     no training code), the model seam and the training runs;
+//     module; storage imports nothing of the module; only storage/pebble and
+//     storage/badger import the engines, and only programs and tests import
+//     them), per file, and transitively over the module's packages for the
+//     engine (no training code), the model seam and the training runs;
+//   - over the full dependency graph (go list -deps, third-party included):
+//     query, query/model, index, storage, runs and fasd/... reach neither
+//     net/http nor a storage engine;
 //   - library code never calls log.Fatal*, os.Exit or uses the global
 //     math/rand source (randomness is injected as *rand.Rand);
 //   - every package has a package comment (by convention in doc.go).

@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -79,7 +80,12 @@ var rules = []struct {
 	allowed     []string
 	testAllowed []string
 }{
-	{"storage", nil, nil},
+	// The storage seam: interfaces, Open and the engine registry. It
+	// knows nothing above it and imports no engine.
+	{"storage", nil, []string{"storage/pebble", "storage/badger"}},
+	// The engines: the only importers of Pebble and Badger.
+	{"storage/pebble", []string{"storage"}, nil},
+	{"storage/badger", []string{"storage"}, nil},
 	// fasd imports nothing of the module outside fasd/ (its subpackages
 	// are its own).
 	{"fasd", []string{"fasd/attr"}, nil},
@@ -153,13 +159,33 @@ func TestDependencyDirection(t *testing.T) {
 	}
 }
 
-// Ensure, transitively over the module's own packages (what go list -deps
-// shows of them), that the engine reaches neither net/http nor the
-// training code, and that the seam and the training code do not reach
-// the engine or net/http. Third-party packages are not followed: the
-// storage backends pull in net/http through their error reporting
-// (Pebble via cockroachdb/errors) and metrics (Badger via expvar) without
-// serving anything.
+// backendPkgs are the storage engines: linked by the CLI and by tests,
+// never by a library package above the seam.
+var backendPkgs = []string{"storage/pebble", "storage/badger"}
+
+// Ensure that no library package imports a storage engine: outside the
+// commands, the storage tree itself and test code (including the test
+// helper package querytest), stores are opened through storage.Open on
+// whichever engines the program links.
+func TestBackendsLinkedOnlyByPrograms(t *testing.T) {
+	for _, f := range parseAll(t) {
+		if f.test || under(f.dir, "cmd") || under(f.dir, "storage") || under(f.dir, "query/querytest") {
+			continue
+		}
+		for _, imp := range f.file.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			for _, b := range backendPkgs {
+				if path == module+"/"+b {
+					t.Errorf("%s imports %s: only programs (cmd/) and tests link a storage engine", f.path, b)
+				}
+			}
+		}
+	}
+}
+
+// Ensure, transitively over the module's own packages, that the engine
+// does not reach the training code or the HTTP API, and that the seam and
+// the training code do not reach the engine.
 func TestTransitiveImports(t *testing.T) {
 	deps := map[string][]string{} // module package → its imports (non-test files)
 	for _, f := range parseAll(t) {
@@ -193,10 +219,10 @@ func TestTransitiveImports(t *testing.T) {
 		pkg       string
 		forbidden []string
 	}{
-		{"query", []string{"net/http", module + "/fasd/pipeline", module + "/runs", module + "/httpapi"}},
-		{"query/model", []string{"net/http", module + "/query", module + "/index", module + "/storage"}},
-		{"runs", []string{"net/http", module + "/query", module + "/httpapi"}},
-		{"index", []string{"net/http", module + "/fasd"}},
+		{"query", []string{module + "/fasd/pipeline", module + "/runs", module + "/httpapi"}},
+		{"query/model", []string{module + "/query", module + "/index", module + "/storage"}},
+		{"runs", []string{module + "/query", module + "/httpapi"}},
+		{"index", []string{module + "/fasd"}},
 	} {
 		if _, ok := deps[c.pkg]; !ok {
 			t.Errorf("package %s not found", c.pkg)
@@ -204,13 +230,46 @@ func TestTransitiveImports(t *testing.T) {
 		}
 		for imp, by := range closure(c.pkg) {
 			for _, bad := range c.forbidden {
-				// Module packages match exactly, standard ones with
-				// their subpackages.
-				if imp == bad || !strings.HasPrefix(bad, module+"/") && strings.HasPrefix(imp, bad+"/") {
+				if imp == bad {
 					t.Errorf("%s reaches %s (imported by %s)", c.pkg, imp, by)
 				}
 			}
 		}
+	}
+}
+
+// Ensure, over the full dependency graph (third-party and standard
+// packages included, as go list -deps shows it), that the library packages
+// below the HTTP API reach neither net/http nor a storage engine: the
+// engines (Pebble's error reporting and Badger's expvar metrics reach
+// net/http) are linked only by programs.
+func TestNoNetworkingBelowHTTPAPI(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to list dependencies: %v", err)
+	}
+	pkgs := []string{"./query", "./query/model", "./index", "./storage", "./runs", "./fasd/..."}
+	cmd := exec.Command(goBin, append([]string{"list", "-deps", "-f", "{{.ImportPath}}"}, pkgs...)...)
+	cmd.Dir = moduleRoot(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	forbidden := []string{"net/http", "expvar", "github.com/cockroachdb/pebble/v2", "github.com/dgraph-io/badger/v4"}
+	for _, b := range backendPkgs {
+		forbidden = append(forbidden, module+"/"+b)
+	}
+	listed := 0
+	for _, dep := range strings.Fields(string(out)) {
+		listed++
+		for _, bad := range forbidden {
+			if dep == bad {
+				t.Errorf("%v reach %s (go list -deps %s)", pkgs, dep, strings.Join(pkgs, " "))
+			}
+		}
+	}
+	if listed < 20 {
+		t.Fatalf("go list -deps listed only %d packages", listed)
 	}
 }
 

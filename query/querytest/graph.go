@@ -11,6 +11,8 @@ import (
 	"github.com/fasd-db/fasd/index/dump"
 	"github.com/fasd-db/fasd/index/synth"
 	"github.com/fasd-db/fasd/storage"
+	_ "github.com/fasd-db/fasd/storage/badger" // the engines the tests open
+	_ "github.com/fasd-db/fasd/storage/pebble"
 )
 
 // OpenMem opens an in-memory store of backend b ("" = the default) that is

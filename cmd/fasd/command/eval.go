@@ -46,9 +46,9 @@ func (o *EvalOptions) AddFlags(fs *pflag.FlagSet) {
 	o.Cfg.AddFlags(fs)
 	fs.IntVar(&o.Seeds, "seeds", 10, "number of runs (seeds first-seed, first-seed+1, …)")
 	fs.Uint64Var(&o.FirstSeed, "first-seed", 0, "seed of the first run")
-	fs.BoolVar(&o.Ablations, "ablations", false, "run all four variants: fasd, no_diffusion, no_fairness, gcn")
+	fs.BoolVar(&o.Ablations, "ablations", false, "run all variants: "+variantList())
 	fs.BoolVar(&o.JSON, "json", false, "print the report as JSON (schema in the help text)")
-	fs.StringSliceVar(&o.Variants, "variants", nil, "variants to evaluate instead of fasd,no_diffusion (or all four with --ablations): fasd, no_diffusion, no_fairness, gcn")
+	fs.StringSliceVar(&o.Variants, "variants", nil, "variants to evaluate instead of fasd,no_diffusion (or all with --ablations): "+variantList())
 	fs.StringSliceVar(&o.References, "reference", nil, "variants to pair every other variant against (default no_diffusion,gcn, each when evaluated); a named reference must be evaluated")
 	fs.BoolVar(&o.Probe, "probe", true, "train a fresh sensitive-attribute probe per variant and report its test AUC (--probe=false skips it)")
 	fs.BoolVar(&o.PerSeed, "per-seed", false, "also print the per-seed paired differences in the table")
@@ -305,7 +305,7 @@ func newEvalCommand() *cobra.Command {
 						return fmt.Errorf("eval seed %d: %w", c.Seed, err)
 					}
 					printEstimate(errOut, est, o.Seeds)
-					if err := checkMaxTime(est, o.Seeds, o.Cfg.MaxTime); err != nil {
+					if err := o.Cfg.checkLimits(est, o.Seeds); err != nil {
 						return fmt.Errorf("eval: %w", err)
 					}
 				}

@@ -109,6 +109,12 @@ func TestEvalCommand_Flags(t *testing.T) {
 			t.Errorf("%v: exit %d (%v), want %d", args, code, err, ExitUsage)
 		}
 	}
+	// A memory estimate over --max-memory refuses the evaluation before
+	// its first run.
+	out, err, code = run(t, append([]string{"eval", "--db", db, "--preset", "synth", "--seeds", "2", "--variants", "no_diffusion", "--probe=false", "--json", "--max-memory", "1MiB"}, fastSets...)...)
+	if code != ExitFailure || err == nil || !strings.Contains(err.Error(), "exceeds --max-memory") || out != "" {
+		t.Errorf("--max-memory 1MiB: exit %d, %v\n%s", code, err, out)
+	}
 }
 
 // Ensure that the paired statistics of the report are the Student t ones

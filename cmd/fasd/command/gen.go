@@ -22,7 +22,7 @@ type GenOptions struct {
 // AddFlags registers the flags of fasd gen.
 func (o *GenOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Out, "out", "", "directory to write synth.csv and synth_relationship.txt into (required)")
-	fs.StringVar(&o.Preset, "preset", "small", "generator preset: small (2,000 nodes, label-biased: the stress case), removable (2,000 nodes, removable bias) or pokec (Pokec-z sized, label-biased)")
+	fs.StringVar(&o.Preset, "preset", synth.DefaultPreset, "generator preset: "+synth.PresetHelp())
 	fs.BoolVar(&o.Gzip, "gzip", false, "gzip both files")
 	c := &o.Config
 	fs.IntVar(&c.Nodes, "nodes", 0, "number of nodes")

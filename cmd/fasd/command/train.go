@@ -29,6 +29,23 @@ type ConfigOptions struct {
 	// MaxTime refuses a run whose printed estimate exceeds it (0: no
 	// limit).
 	MaxTime time.Duration
+	// MaxMemory refuses a run whose estimated peak memory exceeds it (0:
+	// no limit).
+	MaxMemory ByteSize
+}
+
+// checkLimits returns an error when times runs of the estimate would take
+// longer than --max-time or one run would need more memory than
+// --max-memory.
+func (o *ConfigOptions) checkLimits(est *pipeline.Estimate, times int) error {
+	if err := checkMaxTime(est, times, o.MaxTime); err != nil {
+		return err
+	}
+	if o.MaxMemory > 0 && est.PeakBytes > int64(o.MaxMemory) {
+		return fmt.Errorf("the memory estimate, %s, exceeds --max-memory %s: nothing was trained; shrink the run (fewer or smaller subgraphs, e.g. --set sample.max_nodes=N, fewer variants) or raise --max-memory",
+			ByteSize(est.PeakBytes), o.MaxMemory)
+	}
+	return nil
 }
 
 // checkMaxTime returns an error when times runs of the estimate would take
@@ -48,6 +65,7 @@ func (o *ConfigOptions) AddFlags(fs *pflag.FlagSet) {
 		" ("+pipeline.DefaultPreset+": budgeted training sized from the graph, for any graph; the others reproduce the paper)")
 	fs.StringVar(&o.Config, "config", "", "TOML file overriding preset values")
 	fs.DurationVar(&o.MaxTime, "max-time", 0, "refuse to start when the time estimate exceeds this (e.g. 30m; 0: no limit)")
+	fs.Var(&o.MaxMemory, "max-memory", "refuse to start when the estimated peak memory (resident) exceeds this (e.g. 1GiB, 512MiB, 800MB; 0: no limit)")
 	fs.StringArrayVar(&o.Sets, "set", nil, "override one value, key=value (repeatable), e.g. score.epochs=100")
 }
 
@@ -92,16 +110,19 @@ func (o *ConfigOptions) build(cmd *cobra.Command) (pipeline.Config, error) {
 // stageProgress draws one progress bar per stage on errOut (a no-op off a
 // TTY) and prints stage times and estimates as plain lines.
 type stageProgress struct {
-	w     io.Writer
-	bar   *progress.Bar
-	quiet bool
+	w      io.Writer
+	bar    *progress.Bar
+	quiet  bool
+	epochs int // epochs (passes) of the current stage so far
 }
 
 func (p *stageProgress) callbacks() pipeline.Callbacks {
 	return pipeline.Callbacks{
 		StageStart: func(s pipeline.Stage, total int) {
 			p.bar = progress.New(p.w, string(s), int64(total), nil)
+			p.epochs = 0
 		},
+		Epoch: func(pipeline.Stage, int, float64, float64) { p.epochs++ },
 		Progress: func(_ pipeline.Stage, done, _ int) {
 			if p.bar != nil {
 				p.bar.Set(int64(done))
@@ -122,7 +143,11 @@ func (p *stageProgress) callbacks() pipeline.Callbacks {
 				p.bar = nil
 			}
 			if !p.quiet {
-				fmt.Fprintf(p.w, "  %-18s done in %s\n", s, d.Round(10*time.Millisecond))
+				if p.epochs > 0 {
+					fmt.Fprintf(p.w, "  %-18s done in %s (%d epochs)\n", s, d.Round(10*time.Millisecond), p.epochs)
+				} else {
+					fmt.Fprintf(p.w, "  %-18s done in %s\n", s, d.Round(10*time.Millisecond))
+				}
 			}
 		},
 	}
@@ -130,10 +155,24 @@ func (p *stageProgress) callbacks() pipeline.Callbacks {
 
 func printEstimate(w io.Writer, est *pipeline.Estimate, times int) {
 	fmt.Fprintf(w, "time estimate (from a short run of every stage, %s):\n", est.Took.Round(100*time.Millisecond))
-	for _, s := range est.Stages {
-		fmt.Fprintf(w, "  %-18s %s\n", s.Stage, (time.Duration(s.Seconds*float64(time.Second)) * time.Duration(times)).Round(time.Second))
+	secs := func(x float64) time.Duration {
+		return (time.Duration(x*float64(time.Second)) * time.Duration(times)).Round(time.Second)
 	}
-	fmt.Fprintf(w, "  %-18s %s\n", "total", (est.Total * time.Duration(times)).Round(time.Second))
+	for _, s := range est.Stages {
+		line := fmt.Sprintf("  %-18s %s", s.Stage, secs(s.Seconds))
+		if s.MaxSeconds > s.Seconds*1.01 {
+			line += fmt.Sprintf(" (about %d epochs with early stopping; at most %s)", s.Epochs, secs(s.MaxSeconds))
+		}
+		fmt.Fprintln(w, line)
+	}
+	total := fmt.Sprintf("  %-18s %s", "total", (est.Total * time.Duration(times)).Round(time.Second))
+	if est.MaxTotal > est.Total*101/100 {
+		total += fmt.Sprintf(" (at most %s)", (est.MaxTotal * time.Duration(times)).Round(time.Second))
+	}
+	fmt.Fprintln(w, total)
+	if est.PeakBytes > 0 {
+		fmt.Fprintf(w, "  %-18s %s\n", "peak memory", ByteSize(est.PeakBytes))
+	}
 }
 
 // TrainOptions are the flags of fasd train.
@@ -153,7 +192,7 @@ func (o *TrainOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.DB, "db", "", "store directory (required)")
 	o.Cfg.AddFlags(fs)
 	fs.Uint64Var(&o.Cfg.Seed, "seed", 0, "run seed (overrides the config)")
-	fs.StringSliceVar(&o.Variants, "variants", []string{"fasd", "no_diffusion"}, "variants to evaluate: fasd, no_diffusion, no_fairness, gcn")
+	fs.StringSliceVar(&o.Variants, "variants", []string{string(pipeline.VariantFASD), string(pipeline.VariantNoDiffusion)}, "variants to evaluate: "+variantList())
 	fs.BoolVar(&o.Diagnostics, "diagnostics", true, "compute the §14 diagnostics")
 	fs.BoolVar(&o.NoSave, "no-save", false, "do not persist models and run record")
 	fs.BoolVar(&o.JSON, "json", false, "print the run record as JSON")
@@ -161,6 +200,15 @@ func (o *TrainOptions) AddFlags(fs *pflag.FlagSet) {
 }
 
 var errEstimateOnly = errors.New("estimate only")
+
+// variantList lists the variant names for help text and errors.
+func variantList() string {
+	var names []string
+	for _, v := range pipeline.Variants() {
+		names = append(names, string(v))
+	}
+	return strings.Join(names, ", ")
+}
 
 func parseVariants(names []string) ([]pipeline.Variant, error) {
 	var out []pipeline.Variant
@@ -172,7 +220,7 @@ func parseVariants(names []string) ([]pipeline.Variant, error) {
 			}
 		}
 		if !ok {
-			return nil, usagef("unknown variant %q (known: fasd, no_diffusion, no_fairness, gcn)", n)
+			return nil, usagef("unknown variant %q (known: %s)", n, variantList())
 		}
 	}
 	return out, nil
@@ -221,7 +269,7 @@ of every stage.
 				},
 				Estimated: func(est *pipeline.Estimate) {
 					printEstimate(errOut, est, 1)
-					if err := checkMaxTime(est, 1, o.Cfg.MaxTime); err != nil {
+					if err := o.Cfg.checkLimits(est, 1); err != nil {
 						cancel(err)
 						return
 					}

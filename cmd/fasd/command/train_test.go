@@ -77,6 +77,17 @@ func TestTrainCommand(t *testing.T) {
 		!strings.Contains(err.Error(), "exceeds --max-time") || strings.Contains(out, "variant") {
 		t.Errorf("--max-time 1ms: exit %d, %v\n%s", code, err, out)
 	}
+	// So does a memory estimate over --max-memory; a generous limit runs.
+	if out, err, code := run(t, append([]string{"train", "--db", db, "--max-memory", "1MiB"}, tinyTrain...)...); code != ExitFailure || err == nil ||
+		!strings.Contains(err.Error(), "exceeds --max-memory") || strings.Contains(out, "variant") {
+		t.Errorf("--max-memory 1MiB: exit %d, %v\n%s", code, err, out)
+	}
+	if _, err, code := run(t, append([]string{"train", "--db", db, "--max-memory", "64GiB", "--no-save"}, tinyTrain...)...); code != ExitOK {
+		t.Errorf("--max-memory 64GiB: exit %d, %v", code, err)
+	}
+	if _, _, code := run(t, append([]string{"train", "--db", db, "--max-memory", "lots"}, tinyTrain...)...); code != ExitUsage {
+		t.Errorf("--max-memory lots: exit %d, want %d", code, ExitUsage)
+	}
 }
 
 // Ensure that fasd eval --ablations --json reports every variant with mean,

@@ -1,21 +1,23 @@
-package storage
+package badger
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/fasd-db/fasd/storage"
+	"github.com/fasd-db/fasd/storage/internal/engine"
 	"sync"
 	"sync/atomic"
 
-	badger "github.com/dgraph-io/badger/v4"
+	badgerdb "github.com/dgraph-io/badger/v4"
 )
 
 // badgerStore is the Badger v4 backend. Reads go through read-only
 // transactions, which Badger serves from a consistent snapshot; a Batch is
 // one read-write transaction.
 type badgerStore struct {
-	db     *badger.DB
-	rep    *reporter
+	db     *badgerdb.DB
+	rep    *engine.Reporter
 	closed atomic.Bool
 	once   sync.Once
 	cerr   error
@@ -24,16 +26,16 @@ type badgerStore struct {
 // badgerLogger hands Badger's messages to the store's reporter: errors and
 // warnings are background problems; Badger's info and debug messages, which
 // it writes on every open, are routine chatter at debug level.
-type badgerLogger struct{ r *reporter }
+type badgerLogger struct{ r *engine.Reporter }
 
-func (l badgerLogger) Errorf(format string, args ...any)   { l.r.errorf(format, args...) }
-func (l badgerLogger) Warningf(format string, args ...any) { l.r.warnf(format, args...) }
-func (l badgerLogger) Infof(format string, args ...any)    { l.r.debugf(format, args...) }
-func (l badgerLogger) Debugf(format string, args ...any)   { l.r.debugf(format, args...) }
+func (l badgerLogger) Errorf(format string, args ...any)   { l.r.Errorf(format, args...) }
+func (l badgerLogger) Warningf(format string, args ...any) { l.r.Warnf(format, args...) }
+func (l badgerLogger) Infof(format string, args ...any)    { l.r.Debugf(format, args...) }
+func (l badgerLogger) Debugf(format string, args ...any)   { l.r.Debugf(format, args...) }
 
-func openBadger(dir string, o Options) (Store, error) {
-	rep := newReporter(Badger, o)
-	bo := badger.DefaultOptions(dir).
+func openBadger(dir string, o storage.Options) (storage.Store, error) {
+	rep := engine.NewReporter(storage.Badger, o)
+	bo := badgerdb.DefaultOptions(dir).
 		WithLogger(badgerLogger{rep}).
 		WithSyncWrites(!o.NoSync).
 		WithNumVersionsToKeep(1).
@@ -45,30 +47,30 @@ func openBadger(dir string, o Options) (Store, error) {
 	if o.InMemory {
 		bo = bo.WithDir("").WithValueDir("").WithInMemory(true)
 	}
-	db, err := badger.Open(bo)
+	db, err := badgerdb.Open(bo)
 	if err != nil {
 		return nil, err
 	}
 	return &badgerStore{db: db, rep: rep}, nil
 }
 
-func (s *badgerStore) Backend() Backend { return Badger }
+func (s *badgerStore) Backend() storage.Backend { return storage.Badger }
 
-func (s *badgerStore) BackgroundCounts() BackgroundCounts { return s.rep.counts() }
+func (s *badgerStore) BackgroundCounts() storage.BackgroundCounts { return s.rep.Counts() }
 
 func (s *badgerStore) Get(key []byte) ([]byte, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, storage.ErrClosed
 	}
 	txn := s.db.NewTransaction(false)
 	defer txn.Discard()
 	return badgerGet(txn, key)
 }
 
-func badgerGet(txn *badger.Txn, key []byte) ([]byte, error) {
+func badgerGet(txn *badgerdb.Txn, key []byte) ([]byte, error) {
 	item, err := txn.Get(key)
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return nil, fmt.Errorf("%w: %q", ErrNotFound, key)
+	if errors.Is(err, badgerdb.ErrKeyNotFound) {
+		return nil, fmt.Errorf("%w: %q", storage.ErrNotFound, key)
 	}
 	if err != nil {
 		return nil, err
@@ -80,24 +82,24 @@ func badgerGet(txn *badger.Txn, key []byte) ([]byte, error) {
 	return v, err
 }
 
-func (s *badgerStore) NewIter(lower, upper []byte) (Iterator, error) {
+func (s *badgerStore) NewIter(lower, upper []byte) (storage.Iterator, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, storage.ErrClosed
 	}
 	txn := s.db.NewTransaction(false)
 	return newBadgerIter(txn, lower, upper, true), nil
 }
 
-func (s *badgerStore) NewSnapshot() (Snapshot, error) {
+func (s *badgerStore) NewSnapshot() (storage.Snapshot, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, storage.ErrClosed
 	}
 	return &badgerSnap{txn: s.db.NewTransaction(false), store: s}, nil
 }
 
-func (s *badgerStore) NewBatch() Batch {
+func (s *badgerStore) NewBatch() storage.Batch {
 	if s.closed.Load() {
-		return closedBatch{}
+		return engine.ClosedBatch{}
 	}
 	return &badgerBatch{txn: s.db.NewTransaction(true), store: s}
 }
@@ -111,16 +113,16 @@ func (s *badgerStore) Close() error {
 }
 
 type badgerIter struct {
-	txn     *badger.Txn
+	txn     *badgerdb.Txn
 	ownsTxn bool
-	it      *badger.Iterator
+	it      *badgerdb.Iterator
 	lower   []byte
 	upper   []byte
 	closed  bool
 }
 
-func newBadgerIter(txn *badger.Txn, lower, upper []byte, ownsTxn bool) *badgerIter {
-	opts := badger.DefaultIteratorOptions
+func newBadgerIter(txn *badgerdb.Txn, lower, upper []byte, ownsTxn bool) *badgerIter {
+	opts := badgerdb.DefaultIteratorOptions
 	opts.PrefetchValues = false
 	return &badgerIter{
 		txn:     txn,
@@ -188,23 +190,23 @@ func (i *badgerIter) Close() error {
 }
 
 type badgerSnap struct {
-	txn    *badger.Txn
+	txn    *badgerdb.Txn
 	store  *badgerStore
 	closed bool
 }
 
 func (s *badgerSnap) Get(key []byte) ([]byte, error) {
 	if s.closed || s.store.closed.Load() {
-		return nil, ErrClosed
+		return nil, storage.ErrClosed
 	}
 	return badgerGet(s.txn, key)
 }
 
 // NewIter on a snapshot. Badger allows one iterator per read transaction at
 // a time only for update transactions; read-only ones may hold several.
-func (s *badgerSnap) NewIter(lower, upper []byte) (Iterator, error) {
+func (s *badgerSnap) NewIter(lower, upper []byte) (storage.Iterator, error) {
 	if s.closed || s.store.closed.Load() {
-		return nil, ErrClosed
+		return nil, storage.ErrClosed
 	}
 	return newBadgerIter(s.txn, lower, upper, false), nil
 }
@@ -221,7 +223,7 @@ func (s *badgerSnap) Close() error {
 }
 
 type badgerBatch struct {
-	txn   *badger.Txn
+	txn   *badgerdb.Txn
 	store *badgerStore
 	count int
 	size  int
@@ -230,14 +232,14 @@ type badgerBatch struct {
 
 func (b *badgerBatch) Set(key, value []byte) error {
 	if b.done {
-		return ErrBatchDone
+		return storage.ErrBatchDone
 	}
 	// Badger keeps references until commit: copy.
 	k := append([]byte(nil), key...)
 	v := append([]byte(nil), value...)
 	if err := b.txn.Set(k, v); err != nil {
-		if errors.Is(err, badger.ErrTxnTooBig) {
-			return fmt.Errorf("%w (%d operations, %d bytes): %w", ErrBatchTooLarge, b.count, b.size, err)
+		if errors.Is(err, badgerdb.ErrTxnTooBig) {
+			return fmt.Errorf("%w (%d operations, %d bytes): %w", storage.ErrBatchTooLarge, b.count, b.size, err)
 		}
 		return err
 	}
@@ -248,12 +250,12 @@ func (b *badgerBatch) Set(key, value []byte) error {
 
 func (b *badgerBatch) Delete(key []byte) error {
 	if b.done {
-		return ErrBatchDone
+		return storage.ErrBatchDone
 	}
 	k := append([]byte(nil), key...)
 	if err := b.txn.Delete(k); err != nil {
-		if errors.Is(err, badger.ErrTxnTooBig) {
-			return fmt.Errorf("%w (%d operations, %d bytes): %w", ErrBatchTooLarge, b.count, b.size, err)
+		if errors.Is(err, badgerdb.ErrTxnTooBig) {
+			return fmt.Errorf("%w (%d operations, %d bytes): %w", storage.ErrBatchTooLarge, b.count, b.size, err)
 		}
 		return err
 	}
@@ -267,10 +269,10 @@ func (b *badgerBatch) Len() int   { return b.size }
 
 func (b *badgerBatch) Commit() error {
 	if b.done {
-		return ErrBatchDone
+		return storage.ErrBatchDone
 	}
 	if b.store.closed.Load() {
-		return ErrClosed
+		return storage.ErrClosed
 	}
 	b.done = true
 	err := b.txn.Commit()
@@ -286,3 +288,5 @@ func (b *badgerBatch) Close() error {
 	b.txn.Discard()
 	return nil
 }
+
+func init() { storage.Register(storage.Badger, openBadger) }

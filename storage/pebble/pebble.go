@@ -1,22 +1,24 @@
-package storage
+package pebble
 
 import (
 	"errors"
 	"fmt"
+	"github.com/fasd-db/fasd/storage"
+	"github.com/fasd-db/fasd/storage/internal/engine"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 
-	"github.com/cockroachdb/pebble/v2"
+	pebbledb "github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // pebbleStore is the Pebble v2 backend.
 type pebbleStore struct {
-	db     *pebble.DB
-	rep    *reporter
-	wo     *pebble.WriteOptions
+	db     *pebbledb.DB
+	rep    *engine.Reporter
+	wo     *pebbledb.WriteOptions
 	closed atomic.Bool
 	once   sync.Once
 	cerr   error
@@ -26,42 +28,42 @@ type pebbleStore struct {
 // a background error, Infof routine chatter at debug level. Fatalf reports
 // the error and then panics instead of exiting the process, so that the
 // host's deferred cleanup and recover still run.
-type pebbleLogger struct{ r *reporter }
+type pebbleLogger struct{ r *engine.Reporter }
 
-func (l pebbleLogger) Infof(format string, args ...any)  { l.r.debugf(format, args...) }
-func (l pebbleLogger) Errorf(format string, args ...any) { l.r.errorf(format, args...) }
+func (l pebbleLogger) Infof(format string, args ...any)  { l.r.Debugf(format, args...) }
+func (l pebbleLogger) Errorf(format string, args ...any) { l.r.Errorf(format, args...) }
 func (l pebbleLogger) Fatalf(format string, args ...any) {
 	msg := fmt.Sprintf("pebble: fatal: "+format, args...)
-	l.r.report(slog.LevelError, nil, msg)
+	l.r.Report(slog.LevelError, nil, msg)
 	panic(msg)
 }
 
 // pebbleEvents routes the Pebble events that signal a problem to the
 // reporter. Pebble's default for a corruption is Fatalf; here it is an
 // error report, and the read that met it fails on its own.
-func pebbleEvents(r *reporter) *pebble.EventListener {
-	return &pebble.EventListener{
+func pebbleEvents(r *engine.Reporter) *pebbledb.EventListener {
+	return &pebbledb.EventListener{
 		BackgroundError: func(err error) {
-			r.report(slog.LevelError, err, err.Error())
+			r.Report(slog.LevelError, err, err.Error())
 		},
-		DataCorruption: func(info pebble.DataCorruptionInfo) {
-			r.report(slog.LevelError, info.Details, fmt.Sprintf("on-disk corruption in %s: %v", info.Path, info.Details))
+		DataCorruption: func(info pebbledb.DataCorruptionInfo) {
+			r.Report(slog.LevelError, info.Details, fmt.Sprintf("on-disk corruption in %s: %v", info.Path, info.Details))
 		},
-		LowDiskSpace: func(info pebble.LowDiskSpaceInfo) {
-			r.report(slog.LevelWarn, nil, info.String())
+		LowDiskSpace: func(info pebbledb.LowDiskSpaceInfo) {
+			r.Report(slog.LevelWarn, nil, info.String())
 		},
 	}
 }
 
-func openPebble(dir string, o Options) (Store, error) {
-	cache := pebble.NewCache(o.CacheBytes)
+func openPebble(dir string, o storage.Options) (storage.Store, error) {
+	cache := pebbledb.NewCache(o.CacheBytes)
 	defer cache.Unref()
-	rep := newReporter(Pebble, o)
-	popts := &pebble.Options{
+	rep := engine.NewReporter(storage.Pebble, o)
+	popts := &pebbledb.Options{
 		Cache:              cache,
 		Logger:             pebbleLogger{rep},
 		EventListener:      pebbleEvents(rep),
-		FormatMajorVersion: pebble.FormatNewest,
+		FormatMajorVersion: pebbledb.FormatNewest,
 		MemTableSize:       64 << 20,
 	}
 	// Bloom filters (10 bits per key, about 1 % false positives) on every
@@ -74,32 +76,32 @@ func openPebble(dir string, o Options) (Store, error) {
 	if o.InMemory {
 		popts.FS = vfs.NewMem()
 	}
-	db, err := pebble.Open(dir, popts)
+	db, err := pebbledb.Open(dir, popts)
 	if err != nil {
 		return nil, err
 	}
-	wo := pebble.Sync
+	wo := pebbledb.Sync
 	if o.NoSync {
-		wo = pebble.NoSync
+		wo = pebbledb.NoSync
 	}
 	return &pebbleStore{db: db, rep: rep, wo: wo}, nil
 }
 
-func (s *pebbleStore) Backend() Backend { return Pebble }
+func (s *pebbleStore) Backend() storage.Backend { return storage.Pebble }
 
-func (s *pebbleStore) BackgroundCounts() BackgroundCounts { return s.rep.counts() }
+func (s *pebbleStore) BackgroundCounts() storage.BackgroundCounts { return s.rep.Counts() }
 
 func (s *pebbleStore) Get(key []byte) ([]byte, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, storage.ErrClosed
 	}
 	return pebbleGet(s.db, key)
 }
 
-func pebbleGet(db *pebble.DB, key []byte) ([]byte, error) {
+func pebbleGet(db *pebbledb.DB, key []byte) ([]byte, error) {
 	v, closer, err := db.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, fmt.Errorf("%w: %q", ErrNotFound, key)
+	if errors.Is(err, pebbledb.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %q", storage.ErrNotFound, key)
 	}
 	if err != nil {
 		return nil, err
@@ -108,27 +110,27 @@ func pebbleGet(db *pebble.DB, key []byte) ([]byte, error) {
 	return out, closer.Close()
 }
 
-func (s *pebbleStore) NewIter(lower, upper []byte) (Iterator, error) {
+func (s *pebbleStore) NewIter(lower, upper []byte) (storage.Iterator, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, storage.ErrClosed
 	}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	it, err := s.db.NewIter(&pebbledb.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return nil, err
 	}
 	return &pebbleIter{it: it}, nil
 }
 
-func (s *pebbleStore) NewSnapshot() (Snapshot, error) {
+func (s *pebbleStore) NewSnapshot() (storage.Snapshot, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, storage.ErrClosed
 	}
 	return &pebbleSnap{snap: s.db.NewSnapshot(), store: s}, nil
 }
 
-func (s *pebbleStore) NewBatch() Batch {
+func (s *pebbleStore) NewBatch() storage.Batch {
 	if s.closed.Load() {
-		return closedBatch{}
+		return engine.ClosedBatch{}
 	}
 	return &pebbleBatch{b: s.db.NewBatch(), store: s}
 }
@@ -142,7 +144,7 @@ func (s *pebbleStore) Close() error {
 }
 
 type pebbleIter struct {
-	it     *pebble.Iterator
+	it     *pebbledb.Iterator
 	closed bool
 	err    error
 }
@@ -169,18 +171,18 @@ func (i *pebbleIter) Close() error {
 }
 
 type pebbleSnap struct {
-	snap   *pebble.Snapshot
+	snap   *pebbledb.Snapshot
 	store  *pebbleStore
 	closed bool
 }
 
 func (s *pebbleSnap) Get(key []byte) ([]byte, error) {
 	if s.closed || s.store.closed.Load() {
-		return nil, ErrClosed
+		return nil, storage.ErrClosed
 	}
 	v, closer, err := s.snap.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, fmt.Errorf("%w: %q", ErrNotFound, key)
+	if errors.Is(err, pebbledb.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %q", storage.ErrNotFound, key)
 	}
 	if err != nil {
 		return nil, err
@@ -189,11 +191,11 @@ func (s *pebbleSnap) Get(key []byte) ([]byte, error) {
 	return out, closer.Close()
 }
 
-func (s *pebbleSnap) NewIter(lower, upper []byte) (Iterator, error) {
+func (s *pebbleSnap) NewIter(lower, upper []byte) (storage.Iterator, error) {
 	if s.closed || s.store.closed.Load() {
-		return nil, ErrClosed
+		return nil, storage.ErrClosed
 	}
-	it, err := s.snap.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	it, err := s.snap.NewIter(&pebbledb.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return nil, err
 	}
@@ -213,21 +215,21 @@ func (s *pebbleSnap) Close() error {
 }
 
 type pebbleBatch struct {
-	b     *pebble.Batch
+	b     *pebbledb.Batch
 	store *pebbleStore
 	done  bool
 }
 
 func (b *pebbleBatch) Set(key, value []byte) error {
 	if b.done {
-		return ErrBatchDone
+		return storage.ErrBatchDone
 	}
 	return b.b.Set(key, value, nil)
 }
 
 func (b *pebbleBatch) Delete(key []byte) error {
 	if b.done {
-		return ErrBatchDone
+		return storage.ErrBatchDone
 	}
 	return b.b.Delete(key, nil)
 }
@@ -237,10 +239,10 @@ func (b *pebbleBatch) Len() int   { return b.b.Len() }
 
 func (b *pebbleBatch) Commit() error {
 	if b.done {
-		return ErrBatchDone
+		return storage.ErrBatchDone
 	}
 	if b.store.closed.Load() {
-		return ErrClosed
+		return storage.ErrClosed
 	}
 	b.done = true
 	err := b.b.Commit(b.store.wo)
@@ -254,3 +256,5 @@ func (b *pebbleBatch) Close() error {
 	b.done = true
 	return b.b.Close()
 }
+
+func init() { storage.Register(storage.Pebble, openPebble) }

@@ -1,0 +1,116 @@
+package pipeline
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/fasd-db/fasd/fasd"
+)
+
+// The enumerated config values that only the pipeline knows. The values
+// that select a method option of package fasd (sample.mode, debias.reverse,
+// ...) are spelled by that package's enums (fasd.Named) and parsed with
+// fasd.ParseName.
+
+// ScoreSchedule is the value of score.schedule.
+type ScoreSchedule string
+
+const (
+	// ScoreEpochs trains the score networks for score.epochs passes
+	// (the paper).
+	ScoreEpochs ScoreSchedule = "epochs"
+	// ScoreBudget trains them for a budget of subgraph-steps with a
+	// held-out loss and early stopping (docs/method.md §20).
+	ScoreBudget ScoreSchedule = "budget"
+)
+
+// GuideNet is the value of debias.guide_net: what guidance pushes to
+// chance.
+type GuideNet string
+
+const (
+	// GuideGSen guides with the frozen g_sen of the forward diffusion.
+	GuideGSen GuideNet = "gsen"
+	// GuideLinear guides with debias.guide_rounds INLP-style linear probes.
+	GuideLinear GuideNet = "linear"
+)
+
+// PostMode is the value of debias.post: what becomes of the adjacency
+// weights that survive pruning.
+type PostMode string
+
+const (
+	PostContinuous PostMode = "continuous" // kept as they are (paper)
+	PostClip01     PostMode = "clip01"     // capped at 1
+	PostBinarize   PostMode = "binarize"   // set to 1 (GDSS)
+)
+
+// SensScope is the value of sens.scope: whose sensitive labels g_sen
+// trains on.
+type SensScope string
+
+const (
+	ScopeAll   SensScope = "all"   // every node with a known s (paper)
+	ScopeTrain SensScope = "train" // training nodes only
+)
+
+// MLPAct is the value of score.mlp_act: the activation of s_θ's MLP_X.
+type MLPAct string
+
+const (
+	ActReLU MLPAct = "relu" // paper
+	ActELU  MLPAct = "elu"  // GDSS
+)
+
+// enums maps every enumerated config key to its values, in order; Validate,
+// Choices and the error messages read it.
+var enums = []struct {
+	key    string
+	values []string
+}{
+	{"sample.mode", fasd.SamplerMode(0).Names()},
+	{"sample.edges", fasd.EdgeMode(0).Names()},
+	{"sens.scope", names(ScopeAll, ScopeTrain)},
+	{"diffusion.gamma", fasd.GammaMode(0).Names()},
+	{"score.mlp_act", names(ActReLU, ActELU)},
+	{"score.schedule", names(ScoreEpochs, ScoreBudget)},
+	{"debias.schedule", fasd.Schedule(0).Names()},
+	{"debias.order", fasd.Order(0).Names()},
+	{"debias.init", fasd.Init(0).Names()},
+	{"debias.post", names(PostContinuous, PostClip01, PostBinarize)},
+	{"debias.reverse", fasd.Reverse(0).Names()},
+	{"debias.guide_net", names(GuideGSen, GuideLinear)},
+}
+
+func names[T ~string](vs ...T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
+}
+
+// Choices returns the allowed values of an enumerated config key (e.g.
+// "debias.reverse" → sde, ode), or nil for a key that is not enumerated.
+func Choices(key string) []string {
+	for _, e := range enums {
+		if e.key == key {
+			return slices.Clone(e.values)
+		}
+	}
+	return nil
+}
+
+// enumValue returns the string field of c named by a dotted key of enums.
+func (c *Config) enumValue(key string) string {
+	v := reflect.ValueOf(c).Elem()
+	for _, p := range strings.Split(key, ".") {
+		f, ok := fieldByTag(v, p)
+		if !ok {
+			panic("pipeline: enums names an unknown key " + key)
+		}
+		v = f
+	}
+	return v.String()
+}

@@ -1,0 +1,7 @@
+package runs
+
+// The storage engines the tests open stores with.
+import (
+	_ "github.com/fasd-db/fasd/storage/badger"
+	_ "github.com/fasd-db/fasd/storage/pebble"
+)
