@@ -303,3 +303,22 @@ func BenchmarkBall2(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkViewNode reads the record and split of a random node per op, as
+// reading every node for training does (the split bitmaps are decoded on
+// the view's first call only).
+func BenchmarkViewNode(b *testing.B) {
+	for _, backend := range backends {
+		b.Run(readName(benchPreset(), backend, "", ""), func(b *testing.B) {
+			v := loadedView(b, backend, benchPreset(), false)
+			rng := rand.New(rand.NewPCG(5, 6))
+			n := v.NumNodes()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := v.Node(uint32(rng.IntN(n))); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

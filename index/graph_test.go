@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -242,6 +243,89 @@ func TestView_Snapshot(t *testing.T) {
 	v.Close()
 	if _, err := v.Degree(0); !errors.Is(err, ErrClosed) {
 		t.Errorf("after close: %v", err)
+	}
+}
+
+// Ensure that SplitOf, which decodes the split bitmaps once per View, agrees
+// with SplitSet for every node, keeps showing the View's version after an
+// update moves nodes, and fails with ErrClosed after Close.
+func TestView_SplitOf(t *testing.T) {
+	const n = 300
+	ctx := context.Background()
+	g := newGraph(t, storage.Pebble)
+	addNodes(t, g, n)
+	rng := rand.New(rand.NewPCG(5, 7))
+	assign := func(tx *Tx) error {
+		for u := range uint32(n) {
+			if int8(u%3)-1 < 0 {
+				continue // unlabelled: no split
+			}
+			if err := tx.SetSplit(u, Splits[rng.IntN(len(Splits))]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if _, err := g.Update(ctx, assign); err != nil {
+		t.Fatal(err)
+	}
+	check := func(v *View) map[uint32]Split {
+		t.Helper()
+		want := make(map[uint32]Split)
+		for _, sp := range Splits {
+			bm, err := v.SplitSet(sp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, u := range bm.ToArray() {
+				want[u] = sp
+			}
+		}
+		for u := range uint32(n) {
+			got, err := v.SplitOf(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, ok := want[u]
+			if !ok {
+				w = SplitNone
+			}
+			nd, err := v.Node(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != w || nd.Split != w {
+				t.Fatalf("node %d: SplitOf %v, Node %v, SplitSet says %v", u, got, nd.Split, w)
+			}
+		}
+		return want
+	}
+	v, err := g.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	before := check(v)
+	if len(before) == 0 {
+		t.Fatal("no node got a split")
+	}
+	if _, err := g.Update(ctx, assign); err != nil {
+		t.Fatal(err)
+	}
+	if again := check(v); !maps.Equal(again, before) {
+		t.Error("the old view's splits changed after an update")
+	}
+	v2, err := g.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v2.Close()
+	if after := check(v2); maps.Equal(after, before) {
+		t.Error("the update moved no node (the test needs it to)")
+	}
+	v.Close()
+	if _, err := v.SplitOf(0); !errors.Is(err, ErrClosed) {
+		t.Errorf("SplitOf after close: %v", err)
 	}
 }
 

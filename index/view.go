@@ -24,6 +24,13 @@ type View struct {
 	schema *Schema
 	st     state
 	closed bool
+
+	// splitMu guards splits, the decoded split bitmaps (in Splits order),
+	// read once per View: the snapshot cannot change them, and decoding
+	// them for every SplitOf call made reading all n nodes cost
+	// n × (decode + validate), quadratic in a run container's runs.
+	splitMu sync.Mutex
+	splits  []*roaring.Bitmap
 }
 
 // View takes a consistent read view of the current graph.
@@ -193,22 +200,49 @@ func (v *View) Node(n uint32) (Node, error) {
 	return Node{ExternalID: ext, Sensitive: s, Label: y, Split: sp, Features: appendFeatures(make([]float32, 0, v.schema.Dim()), b)}, nil
 }
 
-// SplitOf returns the part of the split n is in (SplitNone if none). It
-// reads the split bitmaps; to test many nodes, fetch them with SplitSet.
+// SplitOf returns the part of the split n is in (SplitNone if none). The
+// first call reads and decodes the split bitmaps; later calls on the same
+// View reuse them, so testing every node costs one decode, not one per node.
 func (v *View) SplitOf(n uint32) (Split, error) {
 	if err := checkNode(n, v.st.Nodes); err != nil {
 		return SplitNone, err
 	}
-	for _, sp := range Splits {
-		bm, err := v.bitmap(splitKey(sp))
-		if err != nil {
-			return SplitNone, err
-		}
-		if bm.Contains(n) {
+	bms, err := v.splitBitmaps()
+	if err != nil {
+		return SplitNone, err
+	}
+	for i, sp := range Splits {
+		if bms[i].Contains(n) {
 			return sp, nil
 		}
 	}
 	return SplitNone, nil
+}
+
+// splitBitmaps returns the split bitmaps, decoding them on the first call.
+// They are shared between calls and must only be read.
+func (v *View) splitBitmaps() ([]*roaring.Bitmap, error) {
+	v.mu.Lock()
+	closed := v.closed
+	v.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	v.splitMu.Lock()
+	defer v.splitMu.Unlock()
+	if v.splits != nil {
+		return v.splits, nil
+	}
+	bms := make([]*roaring.Bitmap, len(Splits))
+	for i, sp := range Splits {
+		bm, err := v.bitmap(splitKey(sp))
+		if err != nil {
+			return nil, err
+		}
+		bms[i] = bm
+	}
+	v.splits = bms
+	return bms, nil
 }
 
 // Features appends the feature vector of n to dst and returns the extended
