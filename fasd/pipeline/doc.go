@@ -28,8 +28,9 @@
 // subgraphs, w/o Fairness repeats score training with λ = 0 and the same
 // seeds; both reuse the subgraphs and every seed of the FASD run, so the
 // comparisons are paired (§11). In the default preset λ = 0 already
-// (docs/method.md §20), so there w/o Fairness trains the same score
-// networks again and differs from FASD only by running without guidance.
+// (docs/method.md §20): the score networks would come out the same bit for
+// bit, so w/o Fairness reuses FASD's and differs from it only by running
+// without guidance.
 // VariantGCN is a plain full-graph 2-layer
 // GCN on Input.Graph. EstimateRun extrapolates a run's wall time from a
 // short run of every stage; Sweep runs the N_steps × λ sensitivity grid.

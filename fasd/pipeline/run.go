@@ -237,13 +237,26 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 	}
 
 	if opt.wants(VariantNoFairness) {
-		rep.begin(StageScoreNoFair, ScoreUnits(&cfg, len(sgs)))
-		sx, sa, st, err := trainScore(ctx, &cfg, orig, nil, d, w, sd.scoreInit, sd.scoreDraw, rep)
-		if err != nil {
-			return nil, fmt.Errorf("w/o fairness score networks: %w", err)
+		var sx *nn.ScoreX[float32]
+		var sa *nn.ScoreA[float32]
+		if fasdModels != nil && fairTermOff(&cfg) {
+			// With λ_X = λ_A = 0 FASD's score networks were trained
+			// without the fairness term, from the same seeds: training
+			// them again would give the same networks bit for bit, so
+			// w/o Fairness reuses them and differs from FASD only by
+			// the guidance.
+			sx, sa, res.ScoreNoFair = fasdModels.ScoreX, fasdModels.ScoreA, res.Score
+		} else {
+			rep.begin(StageScoreNoFair, ScoreUnits(&cfg, len(sgs)))
+			var st *ScoreStats
+			var err error
+			sx, sa, st, err = trainScore(ctx, &cfg, orig, nil, d, w, sd.scoreInit, sd.scoreDraw, rep)
+			if err != nil {
+				return nil, fmt.Errorf("w/o fairness score networks: %w", err)
+			}
+			rep.end()
+			res.ScoreNoFair = st
 		}
-		rep.end()
-		res.ScoreNoFair = st
 		// w/o Fairness: λ = 0 in training and no guidance in debiasing.
 		nf := cfg
 		nf.Debias.GuideWeight = 0

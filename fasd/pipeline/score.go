@@ -23,6 +23,13 @@ type gradCache struct {
 	gx, ga [][]float32
 }
 
+// fairTermOff reports whether the forward diffusion has no fairness term
+// (λ_X = λ_A = 0): the score targets then do not depend on g_sen, and score
+// networks trained with and without its gradients are the same.
+func fairTermOff(cfg *Config) bool {
+	return cfg.Diffusion.LambdaX == 0 && cfg.Diffusion.LambdaA == 0
+}
+
 func perturbOptions(cfg *Config, fair bool) fasd.PerturbOptions {
 	o := fasd.PerturbOptions{
 		SDEX: fasd.VPSDE{BetaMin: cfg.Diffusion.BetaMinX, BetaMax: cfg.Diffusion.BetaMaxX, NumScales: 1000},

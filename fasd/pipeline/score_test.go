@@ -130,3 +130,69 @@ func TestRun_Refuses(t *testing.T) {
 		t.Fatal("cancelled context ignored")
 	}
 }
+
+// ensure that with λ_X = λ_A = 0 score networks trained with g_sen's
+// gradients equal, bit for bit, those trained without them: the premise on
+// which Run lets w/o Fairness reuse FASD's networks instead of training
+// them again.
+func TestScoreTraining_ZeroLambdaIgnoresGradients(t *testing.T) {
+	g := newToyGraph(120, 6, 6, 0.8, 0.4, 0.8, 4)
+	in := g.input(t, 1, 6)
+	cfg := fastConfig(t)
+	cfg.Score.Epochs = 3
+	cfg.Diffusion.LambdaX, cfg.Diffusion.LambdaA = 0, 0
+	sgs, _, _, _, err := in.validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := originalView(sgs)
+	w := nn.NewWorkers[float32](2)
+	defer w.Close()
+	// Non-zero gradients: if λ = 0 did not switch the fairness term off,
+	// they would change the targets.
+	grads := &gradCache{gx: make([][]float32, len(sgs)), ga: make([][]float32, len(sgs))}
+	rng := fasd.NewRand(9)
+	for i, s := range sgs {
+		grads.gx[i] = make([]float32, s.N()*in.D)
+		grads.ga[i] = make([]float32, s.N()*s.N())
+		fasd.FillNormal(rng, grads.gx[i])
+		fasd.FillNormal(rng, grads.ga[i])
+	}
+	ctx := context.Background()
+	sx1, sa1, _, err := trainScore(ctx, &cfg, v, grads, in.D, w, 7, 8, &reporter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sx0, sa0, _, err := trainScore(ctx, &cfg, v, nil, in.D, w, 7, 8, &reporter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, p0 := append(sx1.Params(), sa1.Params()...), append(sx0.Params(), sa0.Params()...)
+	if len(p1) != len(p0) {
+		t.Fatalf("%d vs %d parameters", len(p1), len(p0))
+	}
+	for i := range p1 {
+		a, b := p1[i].Value.Data, p0[i].Value.Data
+		for j := range a {
+			if math.Float32bits(a[j]) != math.Float32bits(b[j]) {
+				t.Fatalf("parameter %d[%d]: %v with gradients, %v without", i, j, a[j], b[j])
+			}
+		}
+	}
+	// And the run: w/o Fairness reuses the networks (no second score stage).
+	var stages []Stage
+	res, err := Run(ctx, cfg, in, &Options{Variants: []Variant{VariantFASD, VariantNoFairness}, Callbacks: Callbacks{
+		StageStart: func(s Stage, _ int) { stages = append(stages, s) },
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range stages {
+		if s == StageScoreNoFair {
+			t.Errorf("λ = 0: w/o Fairness trained its own score networks (stages %v)", stages)
+		}
+	}
+	if res.ScoreNoFair != res.Score {
+		t.Errorf("λ = 0: w/o Fairness score stats %p, FASD's %p: want the same", res.ScoreNoFair, res.Score)
+	}
+}
