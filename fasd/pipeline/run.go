@@ -44,8 +44,10 @@ type Diagnostics struct {
 	// and a fresh probe (g_sen's architecture trained on train-rooted
 	// subgraphs of the same kind), original versus FASD-debiased, and (when
 	// w/o Fairness ran) on the λ = 0 debiased subgraphs.
-	GSenOrig     SensScore  `json:"gsen_orig"`
-	GSenDeb      SensScore  `json:"gsen_deb"`
+	// GSenOrig and GSenDeb are absent when the run trained no g_sen (the
+	// configuration did not use it: see needsGSen).
+	GSenOrig     *SensScore `json:"gsen_orig,omitempty"`
+	GSenDeb      *SensScore `json:"gsen_deb,omitempty"`
 	ProbeOrig    SensScore  `json:"probe_orig"`
 	ProbeDeb     SensScore  `json:"probe_deb"`
 	GSenNoFair   *SensScore `json:"gsen_nofair,omitempty"`
@@ -126,21 +128,24 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 	var deb, debNF *view
 	var fasdModels *Models
 	if opt.wants(VariantFASD) {
-		rep.begin(StageGSen, cfg.Sens.Epochs)
-		gsen, gl, err := trainSensNet(ctx, &cfg, cfg.Sens, orig, all, d, w, sd.gsenInit, sd.gsenTrain, rep)
-		if err != nil {
-			return nil, fmt.Errorf("train g_sen: %w", err)
-		}
-		rep.end()
-		res.GSenLoss = Num(gl)
+		var gsen *nn.GCNNet[float32]
+		var grads *gradCache
+		if needsGSen(&cfg, retune) {
+			rep.begin(StageGSen, cfg.Sens.Epochs)
+			var gl, ml float64
+			if gsen, gl, err = trainSensNet(ctx, &cfg, cfg.Sens, orig, all, d, w, sd.gsenInit, sd.gsenTrain, rep); err != nil {
+				return nil, fmt.Errorf("train g_sen: %w", err)
+			}
+			rep.end()
+			res.GSenLoss = Num(gl)
 
-		rep.begin(StageGrads, len(sgs))
-		grads, ml, err := sensGrads(ctx, gsen, orig, d, workers, cfg.Sens.Scope == ScopeTrain, rep)
-		if err != nil {
-			return nil, fmt.Errorf("g_sen gradients: %w", err)
+			rep.begin(StageGrads, len(sgs))
+			if grads, ml, err = sensGrads(ctx, gsen, orig, d, workers, cfg.Sens.Scope == ScopeTrain, rep); err != nil {
+				return nil, fmt.Errorf("g_sen gradients: %w", err)
+			}
+			rep.end()
+			res.MeanLSen = Num(ml)
 		}
-		rep.end()
-		res.MeanLSen = Num(ml)
 
 		var lr0 *LossRatio
 		if opt.Diagnostics {
@@ -201,11 +206,16 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 			if dg.LossRatio, err = scoreLossRatio(ctx, &cfg, sx, sa, orig, grads, heldOut(valRooted, all), d, workers, sd.heldOut); err != nil {
 				return nil, fmt.Errorf("loss ratio: %w", err)
 			}
-			if dg.GSenOrig, err = sensScore(ctx, gsen, orig, valRooted, d, workers); err != nil {
-				return nil, err
-			}
-			if dg.GSenDeb, err = sensScore(ctx, gsen, deb, valRooted, d, workers); err != nil {
-				return nil, err
+			if gsen != nil {
+				o, err := sensScore(ctx, gsen, orig, valRooted, d, workers)
+				if err != nil {
+					return nil, err
+				}
+				db, err := sensScore(ctx, gsen, deb, valRooted, d, workers)
+				if err != nil {
+					return nil, err
+				}
+				dg.GSenOrig, dg.GSenDeb = &o, &db
 			}
 			rep.end()
 			rep.begin(StageProbe, 2*probeEpochs(&cfg))
@@ -290,11 +300,13 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 			rep.begin(StageProbe, probeEpochs(&cfg))
 			es := editStats(orig, debNF)
 			dg.EditsNoFair = &es
-			gs, err := sensScore(ctx, fasdModels.GSen, debNF, valRooted, d, workers)
-			if err != nil {
-				return nil, err
+			if fasdModels.GSen != nil {
+				gs, err := sensScore(ctx, fasdModels.GSen, debNF, valRooted, d, workers)
+				if err != nil {
+					return nil, err
+				}
+				dg.GSenNoFair = &gs
 			}
-			dg.GSenNoFair = &gs
 			ps, err := probe(ctx, &cfg, debNF, trainRooted, valRooted, d, w, sd.probe, rep)
 			if err != nil {
 				return nil, err

@@ -45,7 +45,7 @@ func TestRun_AllVariantsDeterministic(t *testing.T) {
 		t.Errorf("stages reported: %v", stages)
 	}
 	dg := r1.Diagnostics
-	if dg == nil || dg.LossRatio == nil || dg.GSenOrig.N == 0 {
+	if dg == nil || dg.LossRatio == nil || dg.GSenOrig == nil || dg.GSenOrig.N == 0 {
 		t.Fatalf("diagnostics missing: %+v", dg)
 	}
 	if _, err := json.Marshal(r1); err != nil {

@@ -30,6 +30,27 @@ func fairTermOff(cfg *Config) bool {
 	return cfg.Diffusion.LambdaX == 0 && cfg.Diffusion.LambdaA == 0
 }
 
+// needsGSen reports whether a FASD run with config cfg and the retune
+// settings uses g_sen: for the fairness term of the forward diffusion
+// (λ > 0) or as the guide of a reverse run (debias.guide_net = "gsen" with a
+// positive weight). The default preset uses neither (λ = 0, linear guides),
+// so its runs skip g_sen's training and gradients and store no g_sen.
+func needsGSen(cfg *Config, retune []Config) bool {
+	if !fairTermOff(cfg) || gsenGuided(cfg) {
+		return true
+	}
+	for i := range retune {
+		if gsenGuided(&retune[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+func gsenGuided(cfg *Config) bool {
+	return cfg.Debias.GuideWeight > 0 && cfg.Debias.GuideNet == GuideGSen
+}
+
 func perturbOptions(cfg *Config, fair bool) fasd.PerturbOptions {
 	o := fasd.PerturbOptions{
 		SDEX: fasd.VPSDE{BetaMin: cfg.Diffusion.BetaMinX, BetaMax: cfg.Diffusion.BetaMaxX, NumScales: 1000},

@@ -325,8 +325,10 @@ func printRun(w io.Writer, rec *runs.Record, res *pipeline.Result) {
 	}
 	if dg := res.Diagnostics; dg != nil {
 		fmt.Fprintf(w, "\ndiagnostics (validation-rooted subgraphs)\n")
-		fmt.Fprintf(w, "  g_sen frozen: acc %s → %s, AUC %.3f → %.3f, L_sen %.3f → %.3f\n", pct(dg.GSenOrig.Acc), pct(dg.GSenDeb.Acc),
-			dg.GSenOrig.AUC, dg.GSenDeb.AUC, dg.GSenOrig.Loss, dg.GSenDeb.Loss)
+		if dg.GSenOrig != nil && dg.GSenDeb != nil {
+			fmt.Fprintf(w, "  g_sen frozen: acc %s → %s, AUC %.3f → %.3f, L_sen %.3f → %.3f\n", pct(dg.GSenOrig.Acc), pct(dg.GSenDeb.Acc),
+				dg.GSenOrig.AUC, dg.GSenDeb.AUC, dg.GSenOrig.Loss, dg.GSenDeb.Loss)
+		}
 		fmt.Fprintf(w, "  fresh probe:  acc %s → %s, AUC %.3f → %.3f\n", pct(dg.ProbeOrig.Acc), pct(dg.ProbeDeb.Acc), dg.ProbeOrig.AUC, dg.ProbeDeb.AUC)
 		e := dg.Edits
 		fmt.Fprintf(w, "  edits: ‖X̃−X‖/‖X‖ %.4f (rmse %.4f); edges kept %d, removed %d, added %d of %d\n",
