@@ -31,7 +31,7 @@ func BenchmarkScoreEpoch_NBAShaped(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	grads, _, err := sensGrads(context.Background(), net, v, in.D, 2, false, &reporter{})
+	grads, _, err := sensGrads(context.Background(), net, v, in.D, 2, false, true, true, &reporter{})
 	if err != nil {
 		b.Fatal(err)
 	}

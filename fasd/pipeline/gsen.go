@@ -64,12 +64,21 @@ func trainSensNet(ctx context.Context, cfg *Config, tc TrainConfig, v *view, idx
 	return net, loss, err
 }
 
-// sensGrads caches ∇_X L_sen and ∇_A L_sen of every subgraph of v under the
-// frozen g_sen in eval mode (§3), one subgraph at a time (no padding), and
-// returns the mean L_sen per subgraph.
-func sensGrads(ctx context.Context, net *nn.GCNNet[float32], v *view, d, workers int, trainScope bool, rep *reporter) (*gradCache, float64, error) {
+// sensGrads computes ∇_X L_sen and ∇_A L_sen of every subgraph of v under
+// the frozen g_sen in eval mode (§3), one subgraph at a time (no padding),
+// and returns the mean L_sen per subgraph. It caches ∇_X only when keepX and
+// ∇_A only when keepA: the cache feeds nothing but the forward SDE's
+// fairness term, which is zero for λ = 0, and it is as large as the
+// subgraphs themselves.
+func sensGrads(ctx context.Context, net *nn.GCNNet[float32], v *view, d, workers int, trainScope, keepX, keepA bool, rep *reporter) (*gradCache, float64, error) {
 	m := len(v.sgs)
-	c := &gradCache{gx: make([][]float32, m), ga: make([][]float32, m)}
+	c := &gradCache{}
+	if keepX {
+		c.gx = make([][]float32, m)
+	}
+	if keepA {
+		c.ga = make([][]float32, m)
+	}
 	losses := make([]float64, m)
 	type scratch struct {
 		tape         *autodiff.Tape[float32]
@@ -94,8 +103,12 @@ func sensGrads(ctx context.Context, net *nn.GCNNet[float32], v *view, d, workers
 		}
 		x, a := tensor.FromSlice(v.xs[i], 1, n, d), tensor.FromSlice(v.as[i], 1, n, n)
 		l := net.SensitiveGrads(sc.tape, x, a, sc.mask, sc.s, sc.wgt, &sc.gx, &sc.ga)
-		c.gx[i] = append([]float32(nil), sc.gx.Data...)
-		c.ga[i] = append([]float32(nil), sc.ga.Data...)
+		if keepX {
+			c.gx[i] = append([]float32(nil), sc.gx.Data...)
+		}
+		if keepA {
+			c.ga[i] = append([]float32(nil), sc.ga.Data...)
+		}
 		losses[i] = float64(l)
 		return nil
 	})

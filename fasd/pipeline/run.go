@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/fasd-db/fasd/fasd"
 	"github.com/fasd-db/fasd/fasd/nn"
@@ -135,7 +136,8 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 		res.GSenLoss = Num(gl)
 
 		rep.begin(StageGrads, len(sgs))
-		grads, ml, err := sensGrads(ctx, gsen, orig, d, workers, cfg.Sens.Scope == ScopeTrain, rep)
+		grads, ml, err := sensGrads(ctx, gsen, orig, d, workers, cfg.Sens.Scope == ScopeTrain,
+			cfg.Diffusion.LambdaX > 0, cfg.Diffusion.LambdaA > 0, rep)
 		if err != nil {
 			return nil, fmt.Errorf("g_sen gradients: %w", err)
 		}
@@ -407,7 +409,8 @@ func Sweep(ctx context.Context, cfg Config, in *Input, steps []int, lambdas []fl
 		return nil, err
 	}
 	rep.end()
-	grads, _, err := sensGrads(ctx, gsen, orig, d, workers, cfg.Sens.Scope == ScopeTrain, rep)
+	fair := slices.ContainsFunc(lambdas, func(l float64) bool { return l > 0 })
+	grads, _, err := sensGrads(ctx, gsen, orig, d, workers, cfg.Sens.Scope == ScopeTrain, fair, fair, rep)
 	if err != nil {
 		return nil, err
 	}

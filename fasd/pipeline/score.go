@@ -17,8 +17,8 @@ import (
 // per-time diagnostics.
 const TBins = 5
 
-// gradCache holds the cached fairness gradients per subgraph (nil slices:
-// no fairness term).
+// gradCache holds the cached fairness gradients per subgraph; a nil gx or
+// ga means no gradient for X or A (zero, as for λ = 0).
 type gradCache struct {
 	gx, ga [][]float32
 }
@@ -38,8 +38,11 @@ func perturbOptions(cfg *Config, fair bool) fasd.PerturbOptions {
 
 func (c *gradCache) input(v *view, i, d int) fasd.PerturbInput {
 	in := fasd.PerturbInput{N: v.sgs[i].N(), D: d, X0: v.xs[i], A0: v.as[i]}
-	if c != nil {
-		in.GX, in.GA = c.gx[i], c.ga[i]
+	if c != nil && c.gx != nil {
+		in.GX = c.gx[i]
+	}
+	if c != nil && c.ga != nil {
+		in.GA = c.ga[i]
 	}
 	return in
 }

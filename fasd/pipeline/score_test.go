@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"testing"
 
@@ -33,7 +34,7 @@ func TestScoreTraining_LossRatioFalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	grads, _, err := sensGrads(ctx, gsen, v, in.D, 2, false, &reporter{})
+	grads, _, err := sensGrads(ctx, gsen, v, in.D, 2, false, true, true, &reporter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,5 +129,72 @@ func TestRun_Refuses(t *testing.T) {
 	cancel()
 	if _, err := Run(ctx, cfg, in, nil); err == nil {
 		t.Fatal("cancelled context ignored")
+	}
+}
+
+// ensure that with λ_X = λ_A = 0 the score networks, their statistics and
+// the loss-ratio diagnostic are bit for bit the same whether the fairness
+// gradients were cached or not (Run caches them only for λ > 0).
+func TestScoreTraining_LambdaZeroNeedsNoGradients(t *testing.T) {
+	g := newToyGraph(100, 6, 6, 0.8, 0.4, 0.8, 9)
+	in := g.input(t, 1, 6)
+	cfg := fastConfig(t)
+	cfg.Score.Epochs = 3
+	cfg.Diffusion.LambdaX, cfg.Diffusion.LambdaA = 0, 0
+	sgs, _, _, _, err := in.validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := originalView(sgs)
+	w := nn.NewWorkers[float32](2)
+	defer w.Close()
+	all := make([]int, len(sgs))
+	for i := range all {
+		all[i] = i
+	}
+	ctx := context.Background()
+	gsen, _, err := trainSensNet(ctx, &cfg, cfg.Sens, v, all, in.D, w, 1, 2, &reporter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, l1, err := sensGrads(ctx, gsen, v, in.D, 2, false, true, true, &reporter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	none, l2, err := sensGrads(ctx, gsen, v, in.D, 2, false, false, false, &reporter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l1 != l2 || none.gx != nil || none.ga != nil || full.gx == nil || full.ga == nil {
+		t.Fatalf("mean L_sen %v vs %v; uncached gradients %v %v", l1, l2, none.gx != nil, none.ga != nil)
+	}
+	type out struct {
+		params []float32
+		st     *ScoreStats
+		lr     *LossRatio
+	}
+	train := func(gc *gradCache) out {
+		sx, sa, st, err := trainScore(ctx, &cfg, v, gc, in.D, w, 7, 8, &reporter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lr, err := scoreLossRatio(ctx, &cfg, sx, sa, v, gc, all[:40], in.D, 2, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := out{st: st, lr: lr}
+		for _, p := range append(sx.Params(), sa.Params()...) {
+			o.params = append(o.params, p.Value.Data...)
+		}
+		return o
+	}
+	a, b := train(full), train(none)
+	for i := range a.params {
+		if math.Float32bits(a.params[i]) != math.Float32bits(b.params[i]) {
+			t.Fatalf("parameter %d: %v with cached gradients, %v without", i, a.params[i], b.params[i])
+		}
+	}
+	if fmt.Sprint(a.st) != fmt.Sprint(b.st) || fmt.Sprint(a.lr) != fmt.Sprint(b.lr) {
+		t.Errorf("statistics differ:\n%v %v\n%v %v", a.st, a.lr, b.st, b.lr)
 	}
 }
