@@ -16,7 +16,7 @@ func nbaShaped(b testing.TB) (*Input, *view) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return in, originalView(sgs)
+	return in, originalView(sgs, in.D, nil)
 }
 
 // BenchmarkScoreEpoch_NBAShaped is one epoch of joint s_θ/s_φ training over

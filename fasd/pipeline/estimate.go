@@ -147,7 +147,7 @@ func EstimateRun(ctx context.Context, cfg Config, in *Input, opt *Options) (*Est
 	var evals []evalTiming
 	base := residentBytes()
 	peak := newPeakSampler(base)
-	res, err := Run(ctx, sc, &small, &Options{Variants: opt.Variants, Diagnostics: opt.Diagnostics, Probe: opt.Probe,
+	res, err := Run(ctx, sc, &small, &Options{Variants: opt.Variants, Diagnostics: opt.Diagnostics, Probe: opt.Probe, Scratch: opt.Scratch,
 		Callbacks: cb, evals: &evals})
 	peakSmall := peak.stop()
 	if err != nil {

@@ -83,6 +83,7 @@ func sensGrads(ctx context.Context, net *nn.GCNNet[float32], v *view, d, workers
 	type scratch struct {
 		tape         *autodiff.Tape[float32]
 		mask, s, wgt []float32
+		x            []float32
 		gx, ga       tensor.Dense[float32]
 	}
 	scr := make([]scratch, workers)
@@ -101,7 +102,14 @@ func sensGrads(ctx context.Context, net *nn.GCNNet[float32], v *view, d, workers
 				sc.s[u], sc.wgt[u] = float32(g.S[u]), 1
 			}
 		}
-		x, a := tensor.FromSlice(v.xs[i], 1, n, d), tensor.FromSlice(v.as[i], 1, n, n)
+		xs, err := v.x(i, sc.x)
+		if err != nil {
+			return err
+		}
+		if !v.holds(i) {
+			sc.x = xs
+		}
+		x, a := tensor.FromSlice(xs, 1, n, d), tensor.FromSlice(v.as[i], 1, n, n)
 		l := net.SensitiveGrads(sc.tape, x, a, sc.mask, sc.s, sc.wgt, &sc.gx, &sc.ga)
 		if keepX {
 			c.gx[i] = append([]float32(nil), sc.gx.Data...)
@@ -136,6 +144,7 @@ type SensScore struct {
 func sensScore(ctx context.Context, net *nn.GCNNet[float32], v *view, idx []int, d, workers int) (SensScore, error) {
 	logits := make([][]float32, len(idx))
 	engines := make([]*Engine, workers)
+	bufs := make([][]float32, workers)
 	for i := range engines {
 		engines[i] = &Engine{m: &Models{D: d, GSen: net}, tape: autodiff.NewTape[float32]()}
 	}
@@ -143,7 +152,14 @@ func sensScore(ctx context.Context, net *nn.GCNNet[float32], v *view, idx []int,
 		i := idx[k]
 		n := v.sgs[i].N()
 		logits[k] = make([]float32, n)
-		return engines[w].SensLogits(v.xs[i], v.as[i], n, logits[k])
+		x, err := v.x(i, bufs[w])
+		if err != nil {
+			return err
+		}
+		if !v.holds(i) {
+			bufs[w] = x
+		}
+		return engines[w].SensLogits(x, v.as[i], n, logits[k])
 	})
 	if err != nil {
 		return SensScore{}, err

@@ -60,14 +60,22 @@ func trainLinearGuides(ctx context.Context, v *view, d, rounds int) ([]*nn.Param
 	seen := map[uint32]bool{}
 	var xs []float64
 	var ss []float64
+	var buf []float32
 	for i, g := range v.sgs {
+		x, err := v.x(i, buf)
+		if err != nil {
+			return nil, err
+		}
+		if !v.holds(i) {
+			buf = x
+		}
 		for u := 0; u < g.N(); u++ {
 			if g.S[u] < 0 || seen[g.Nodes[u]] {
 				continue
 			}
 			seen[g.Nodes[u]] = true
-			for _, x := range v.xs[i][u*d : (u+1)*d] {
-				xs = append(xs, float64(x))
+			for _, f := range x[u*d : (u+1)*d] {
+				xs = append(xs, float64(f))
 			}
 			ss = append(ss, float64(g.S[u]))
 		}

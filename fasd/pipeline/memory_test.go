@@ -20,7 +20,7 @@ func TestTrainingStages_ReleaseTapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := originalView(sgs)
+	v := originalView(sgs, in.D, nil)
 	all := make([]int, len(sgs))
 	for i := range all {
 		all[i] = i

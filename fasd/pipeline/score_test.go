@@ -22,7 +22,7 @@ func TestScoreTraining_LossRatioFalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := originalView(sgs)
+	v := originalView(sgs, in.D, nil)
 	w := nn.NewWorkers[float32](2)
 	defer w.Close()
 	all := make([]int, len(sgs))
@@ -75,23 +75,26 @@ func TestDebias_TinyStepKeepsInput(t *testing.T) {
 	m, _ := newModels(&cfg, in.D, false, true, false, false, fasd.NewRand(2))
 	m.Config = cfg
 	sgs, _, _, _, _ := in.validate()
-	v := originalView(sgs)
-	deb, err := debiasAll(context.Background(), m, v, 2, &reporter{})
+	v := originalView(sgs, in.D, nil)
+	deb, err := debiasAll(context.Background(), m, v, 2, nil, &reporter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	es := editStats(v, deb)
+	es, err := editStats(v, deb)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if es.FeatureRMSE > 0.05 || es.EdgesRemoved != 0 || es.EdgesAdded != 0 {
 		t.Fatalf("tiny step changed too much: %+v", es)
 	}
 	// A 100× larger step edits more.
 	m.Config.Debias.DtRev = 1e-2
-	big, err := debiasAll(context.Background(), m, v, 2, &reporter{})
+	big, err := debiasAll(context.Background(), m, v, 2, nil, &reporter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if eb := editStats(v, big); !(eb.FeatureRMSE > 2*es.FeatureRMSE) {
-		t.Fatalf("Δt_rev 1e-2 edits %v, Δt_rev 1e-4 %v", eb.FeatureRMSE, es.FeatureRMSE)
+	if eb, err := editStats(v, big); err != nil || !(eb.FeatureRMSE > 2*es.FeatureRMSE) {
+		t.Fatalf("Δt_rev 1e-2 edits %v (%v), Δt_rev 1e-4 %v", eb.FeatureRMSE, err, es.FeatureRMSE)
 	}
 	tau := float32(cfg.Debias.Tau)
 	for i, sg := range sgs {
@@ -145,7 +148,7 @@ func TestScoreTraining_LambdaZeroNeedsNoGradients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := originalView(sgs)
+	v := originalView(sgs, in.D, nil)
 	w := nn.NewWorkers[float32](2)
 	defer w.Close()
 	all := make([]int, len(sgs))
