@@ -65,7 +65,7 @@ func (o *ConfigOptions) AddFlags(fs *pflag.FlagSet) {
 		" ("+pipeline.DefaultPreset+": budgeted training sized from the graph, for any graph; the others reproduce the paper)")
 	fs.StringVar(&o.Config, "config", "", "TOML file overriding preset values")
 	fs.DurationVar(&o.MaxTime, "max-time", 0, "refuse to start when the time estimate exceeds this (e.g. 30m; 0: no limit)")
-	fs.Var(&o.MaxMemory, "max-memory", "refuse to start when the estimated peak memory (resident) exceeds this (e.g. 1GiB, 512MiB, 800MB; 0: no limit)")
+	fs.Var(&o.MaxMemory, "max-memory", "refuse to start when the estimated peak memory (resident) exceeds this, and keep the Go heap under it (a soft limit; GOMEMLIMIT wins) (e.g. 1GiB, 512MiB, 800MB; 0: no limit)")
 	fs.StringArrayVar(&o.Sets, "set", nil, "override one value, key=value (repeatable), e.g. score.epochs=100")
 }
 
@@ -270,6 +270,7 @@ of every stage.
 			}
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			fmt.Fprintf(errOut, "# effective config\n%s\n", cfg.TOML())
+			defer o.Cfg.applyMaxMemory(errOut)()
 			s, g, err := openGraph(o.DB)
 			if err != nil {
 				return fmt.Errorf("train: %w", err)
