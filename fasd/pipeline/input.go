@@ -113,7 +113,7 @@ type Stage string
 // The stages, in the order a full run with ablations executes them.
 const (
 	StageGSen         Stage = "gsen"          // train g_sen (epochs)
-	StageGrads        Stage = "gsen_grads"    // cache ∇_X, ∇_A (subgraphs)
+	StageGrads        Stage = "gsen_grads"    // mean L_sen; cache ∇_X, ∇_A for λ > 0 (subgraphs)
 	StageScore        Stage = "score"         // train s_θ, s_φ (epochs)
 	StageDebias       Stage = "debias"        // debias every subgraph (subgraphs)
 	StageClassifier   Stage = "classifier"    // train f on debiased subgraphs (epochs)
