@@ -88,22 +88,6 @@ func (v *view) close() error {
 	return err
 }
 
-// heldBytes is the memory the view adds to its subgraphs: the features
-// and adjacency it holds apart from them (not those it shares with the
-// subgraphs, the node-feature matrix or the spill).
-func (v *view) heldBytes() int64 {
-	var b int64
-	for i, g := range v.sgs {
-		if v.holds(i) && (len(g.X) == 0 || &v.xs[i][0] != &g.X[0]) {
-			b += 4 * int64(len(v.xs[i]))
-		}
-		if len(v.as[i]) > 0 && (len(g.A) == 0 || &v.as[i][0] != &g.A[0]) {
-			b += 4 * int64(len(v.as[i]))
-		}
-	}
-	return b
-}
-
 // Scratch is temporary storage a run writes its debiased features to
 // instead of the Go heap (Options.Scratch): every byte range is written
 // once (concurrently for distinct ranges) and then read many times,
