@@ -296,11 +296,12 @@ func estimateShapes(cfg, sc *Config, m, ms int) map[Stage]stageShape {
 
 // runBytes is the largest amount of per-subgraph data a run on sgs holds
 // at once beyond its input: FASD's cached fairness gradients (∇_X for
-// λ_X > 0, ∇_A for λ_A > 0) with its debiased subgraphs, and one more
-// debiased copy while a retune setting runs; or w/o Fairness's debiased
-// subgraphs (plus a retune copy), which come after FASD's are released. A
-// debiased copy is its adjacency plus, unless opt.Scratch takes them, its
-// features.
+// λ_X > 0, ∇_A for λ_A > 0) with, first, the linear guides' float64 copy
+// of the features of the nodes with known s, then its debiased subgraphs
+// and one more debiased copy while a retune setting runs; or w/o
+// Fairness's debiased subgraphs (plus a retune copy), which come after
+// FASD's are released. A debiased copy is its adjacency plus, unless
+// opt.Scratch takes them, its features.
 func runBytes(cfg *Config, opt *Options, sgs []*fasd.Subgraph, d int) int64 {
 	var x, a int64
 	for _, g := range sgs {
@@ -318,13 +319,23 @@ func runBytes(cfg *Config, opt *Options, sgs []*fasd.Subgraph, d int) int64 {
 	}
 	var fasdB, noFair int64
 	if opt.wants(VariantFASD) {
-		fasdB = copies * deb
+		var grads, guides int64
 		if cfg.Diffusion.LambdaX > 0 {
-			fasdB += x
+			grads += x
 		}
 		if cfg.Diffusion.LambdaA > 0 {
-			fasdB += a
+			grads += a
 		}
+		rounds := guideRounds(cfg)
+		for _, r := range opt.Retune {
+			if c, err := r.Apply(*cfg); err == nil {
+				rounds = max(rounds, guideRounds(&c))
+			}
+		}
+		if rounds > 0 {
+			guides = 8 * int64(d) * int64(guideNodes(sgs))
+		}
+		fasdB = grads + max(guides, copies*deb)
 	}
 	if opt.wants(VariantNoFairness) {
 		noFair = copies * deb

@@ -81,28 +81,42 @@ func TestEstimateRun_EarlyStoppingAndMemory(t *testing.T) {
 // for λ > 0, one more copy with retune settings, w/o Fairness's copy after
 // FASD's is released, nothing for w/o Diffusion alone.
 func TestRunBytes(t *testing.T) {
-	sgs := []*fasd.Subgraph{{Nodes: make([]uint32, 3)}, {Nodes: make([]uint32, 2)}}
+	// Nodes 0, 1, 2 and 1, 3; node 2's s is unknown: 3 distinct guide rows.
+	sgs := []*fasd.Subgraph{{Nodes: []uint32{0, 1, 2}, S: []int8{0, 1, -1}}, {Nodes: []uint32{1, 3}, S: []int8{1, 0}}}
 	const d = 5
 	x, a := int64(4*(3+2)*d), int64(4*(9+4))
+	guides := int64(8 * 3 * d)
 	scratch := func() (Scratch, error) { return nil, nil }
 	retune := []Retune{{Set: []string{"debias.steps=2"}}}
+	guided := []Retune{{Set: []string{"debias.guide_weight=1"}}}
 	for _, c := range []struct {
 		name   string
 		lx, la float64
+		guide  bool // the config's guide weight: the default preset's, else 0
 		opt    Options
 		want   int64
 	}{
-		{"fasd λ=0", 0, 0, Options{}, x + a},
-		{"fasd λ=0 scratch", 0, 0, Options{Scratch: scratch}, a},
-		{"fasd λ_X>0", 0.1, 0, Options{}, 2*x + a},
-		{"fasd λ>0 scratch", 0.1, 0.1, Options{Scratch: scratch}, x + 2*a},
-		{"fasd λ=0 retune", 0, 0, Options{Retune: retune}, 2 * (x + a)},
-		{"no fairness alone", 0.1, 0.1, Options{Variants: []Variant{VariantNoFairness}}, x + a},
-		{"fasd+no fairness scratch", 0, 0, Options{Variants: []Variant{VariantFASD, VariantNoFairness}, Scratch: scratch}, a},
-		{"no diffusion alone", 0.1, 0.1, Options{Variants: []Variant{VariantNoDiffusion}}, 0},
+		{"fasd λ=0", 0, 0, false, Options{}, x + a},
+		{"fasd λ=0 scratch", 0, 0, false, Options{Scratch: scratch}, a},
+		{"fasd λ_X>0", 0.1, 0, false, Options{}, 2*x + a},
+		{"fasd λ>0 scratch", 0.1, 0.1, false, Options{Scratch: scratch}, x + 2*a},
+		{"fasd λ=0 retune", 0, 0, false, Options{Retune: retune}, 2 * (x + a)},
+		{"no fairness alone", 0.1, 0.1, false, Options{Variants: []Variant{VariantNoFairness}}, x + a},
+		{"fasd+no fairness scratch", 0, 0, false, Options{Variants: []Variant{VariantFASD, VariantNoFairness}, Scratch: scratch}, a},
+		{"no diffusion alone", 0.1, 0.1, true, Options{Variants: []Variant{VariantNoDiffusion}}, 0},
+		{"guides, λ=0, scratch", 0, 0, true, Options{Scratch: scratch}, guides},
+		{"guides, λ=0", 0, 0, true, Options{}, x + a},
+		{"guides, λ>0, scratch", 0.1, 0.1, true, Options{Scratch: scratch}, x + a + guides},
+		{"guides from a retune setting, scratch", 0, 0, false, Options{Scratch: scratch, Retune: guided}, guides},
 	} {
-		cfg := Config{}
+		cfg, err := Preset(DefaultPreset)
+		if err != nil {
+			t.Fatal(err)
+		}
 		cfg.Diffusion.LambdaX, cfg.Diffusion.LambdaA = c.lx, c.la
+		if !c.guide {
+			cfg.Debias.GuideWeight = 0
+		}
 		if got := runBytes(&cfg, &c.opt, sgs, d); got != c.want {
 			t.Errorf("%s: %d bytes, want %d", c.name, got, c.want)
 		}
