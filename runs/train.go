@@ -15,12 +15,18 @@ import (
 // node of the stored train ∪ val ∪ test split, sampled with cfg's sampler
 // over v.SampleNeighbors and the per-root generator
 // fasd.NewRand(fasd.RootSeed(cfg.Seed, fasd.PurposeSample, root)), and,
-// with withGraph, the full edge list for the GCN baseline.
+// with withGraph, the full edge list for the GCN baseline. The node
+// features are kept once, in Input.Features; the subgraphs leave X nil
+// (see pipeline.Input).
 func TrainInput(ctx context.Context, v *index.View, cfg *pipeline.Config, withGraph bool) (*pipeline.Input, error) {
 	n := v.NumNodes()
 	d := v.NumFeatures()
 	in := &pipeline.Input{NumNodes: n, D: d, Labels: make([]int8, n), Sens: make([]int8, n), Split: make([]fasd.Split, n),
 		FeatureNames: v.FeatureNames()}
+	// The subgraphs are built with features (fasd.BuildSubgraph checks
+	// them) into one scratch buffer, which each then hands back: the
+	// pipeline reads their rows from Input.Features.
+	var xbuf []float32
 	x := make([]float32, 0, n*d)
 	for u := 0; u < n; u++ {
 		if u%4096 == 0 {
@@ -56,12 +62,14 @@ func TrainInput(ctx context.Context, v *index.View, cfg *pipeline.Config, withGr
 		if err := s.Sample(v, root, fasd.NewRand(fasd.RootSeed(cfg.Seed, fasd.PurposeSample, root)), &smp); err != nil {
 			return nil, fmt.Errorf("sample root %d: %w", root, err)
 		}
-		sg := new(fasd.Subgraph)
+		sg := &fasd.Subgraph{X: xbuf}
 		if err := fasd.BuildSubgraph(&smp, d, src, sg); err != nil {
 			return nil, fmt.Errorf("build subgraph of root %d: %w", root, err)
 		}
+		xbuf, sg.X = sg.X, nil
 		in.Subgraphs = append(in.Subgraphs, sg)
 	}
+	in.Features = x
 	if withGraph {
 		g := &pipeline.FullGraph{X: x}
 		var nb []uint32
@@ -93,6 +101,9 @@ type TrainOptions struct {
 	// networks (pipeline.Options.Retune).
 	Retune    []pipeline.Retune
 	Callbacks pipeline.Callbacks
+	// Scratch is pipeline.Options.Scratch (e.g. TempScratch): where the
+	// debiased features go instead of memory; nil keeps them in memory.
+	Scratch func() (pipeline.Scratch, error)
 	// Sampled, if set, is called after the input was read and sampled.
 	Sampled func(in *pipeline.Input, elapsed time.Duration)
 	// Estimated, if set, makes Train run pipeline.EstimateRun first (a few
@@ -133,7 +144,8 @@ func Train(ctx context.Context, g *index.Graph, cfg pipeline.Config, opt *TrainO
 	if opt.Sampled != nil {
 		opt.Sampled(in, sampleTime)
 	}
-	popt := &pipeline.Options{Variants: variants, Diagnostics: opt.Diagnostics, Retune: opt.Retune, Callbacks: opt.Callbacks}
+	popt := &pipeline.Options{Variants: variants, Diagnostics: opt.Diagnostics, Retune: opt.Retune, Callbacks: opt.Callbacks,
+		Scratch: opt.Scratch}
 	if opt.Estimated != nil {
 		est, err := pipeline.EstimateRun(ctx, cfg, in, popt)
 		if err != nil {

@@ -16,7 +16,7 @@ func nbaShaped(b testing.TB) (*Input, *view) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return in, originalView(sgs)
+	return in, originalView(sgs, in.D, nil)
 }
 
 // BenchmarkScoreEpoch_NBAShaped is one epoch of joint s_θ/s_φ training over
@@ -31,7 +31,7 @@ func BenchmarkScoreEpoch_NBAShaped(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	grads, _, err := sensGrads(context.Background(), net, v, in.D, 2, false, &reporter{})
+	grads, _, err := sensGrads(context.Background(), net, v, in.D, 2, false, true, true, &reporter{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -71,7 +71,7 @@ func TestTrainScore_Budget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := originalView(sgs)
+	v := originalView(sgs, in.D, nil)
 	w := nn.NewWorkers[float32](2)
 	defer w.Close()
 	ctx := context.Background()

@@ -175,7 +175,9 @@ func classProbs(ctx context.Context, f *nn.GCNNet[float32], v *view, d, workers 
 		for i := c * evalChunk; i < min(len(v.sgs), (c+1)*evalChunk); i++ {
 			sc.idx = append(sc.idx, i)
 		}
-		sc.pad.build(v, sc.idx, d)
+		if err := sc.pad.build(v, sc.idx, d); err != nil {
+			return err
+		}
 		t := sc.tape
 		t.Reset()
 		t.SetNoGrad(true)

@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"time"
 
@@ -14,9 +16,26 @@ const debiasChunk = 64
 // debiasAll debiases every subgraph of v with the score networks of m
 // (§8, §9), each root with its own generator
 // fasd.NewRand(fasd.RootSeed(seed, fasd.PurposeDebias, root)), and returns
-// the debiased view.
-func debiasAll(ctx context.Context, m *Models, v *view, workers int, rep *reporter) (*view, error) {
-	out := &view{sgs: v.sgs, xs: make([][]float32, len(v.sgs)), as: make([][]float32, len(v.sgs))}
+// the debiased view. With newScratch the debiased features go to a Scratch
+// it creates (the view's spill, released by view.close) instead of the
+// heap; the adjacency stays in memory either way.
+func debiasAll(ctx context.Context, m *Models, v *view, workers int, newScratch func() (Scratch, error), rep *reporter) (out *view, err error) {
+	out = &view{sgs: v.sgs, d: m.D, as: make([][]float32, len(v.sgs))}
+	if newScratch != nil {
+		s, err := newScratch()
+		if err != nil {
+			return nil, fmt.Errorf("scratch for the debiased features: %w", err)
+		}
+		out.sp = newSpill(s, v.sgs, m.D)
+		defer func() {
+			if err != nil {
+				err = errors.Join(err, out.close())
+				out = nil
+			}
+		}()
+	} else {
+		out.xs = make([][]float32, len(v.sgs))
+	}
 	engines := make([]*Engine, workers)
 	for i := range engines {
 		e, err := m.NewEngine()
@@ -27,6 +46,9 @@ func debiasAll(ctx context.Context, m *Models, v *view, workers int, rep *report
 	}
 	start := time.Now()
 	items := make([][]fasd.DebiasItem, workers)
+	// Per worker and item: the input features (when v does not hold them)
+	// and the debiased ones (when they are spilled).
+	x0s, dsts := make([][][]float32, workers), make([][][]float32, workers)
 	for lo := 0; lo < len(v.sgs); lo += debiasChunk {
 		hi := min(len(v.sgs), lo+debiasChunk)
 		sub := (hi - lo + workers - 1) / workers
@@ -36,16 +58,45 @@ func debiasAll(ctx context.Context, m *Models, v *view, workers int, rep *report
 			for i := lo + k*sub; i < min(hi, lo+(k+1)*sub); i++ {
 				g := v.sgs[i]
 				n := g.N()
-				out.xs[i] = make([]float32, n*m.D)
+				j := len(its)
+				if j == len(x0s[w]) {
+					x0s[w], dsts[w] = append(x0s[w], nil), append(dsts[w], nil)
+				}
+				x0, err := v.x(i, x0s[w][j])
+				if err != nil {
+					return err
+				}
+				if !v.holds(i) {
+					x0s[w][j] = x0 // the grown buffer, for the next chunk
+				}
+				var dx []float32
+				if out.sp != nil {
+					dsts[w][j] = resizeF(dsts[w][j], n*m.D)
+					dx = dsts[w][j]
+					clear(dx)
+				} else {
+					dx = make([]float32, n*m.D)
+					out.xs[i] = dx
+				}
 				out.as[i] = make([]float32, n*n)
 				rng := fasd.NewRand(fasd.RootSeed(m.Config.Seed, fasd.PurposeDebias, g.Root()))
-				its = append(its, fasd.DebiasItem{N: n, X0: v.xs[i], A0: v.as[i], Rng: rng, DstX: out.xs[i], DstA: out.as[i]})
+				its = append(its, fasd.DebiasItem{N: n, X0: x0, A0: v.as[i], Rng: rng, DstX: dx, DstA: out.as[i]})
 			}
 			items[w] = its
 			if len(its) == 0 {
 				return nil
 			}
-			return e.DebiasBatch(ctx, its)
+			if err := e.DebiasBatch(ctx, its); err != nil {
+				return err
+			}
+			if out.sp != nil {
+				for j, it := range its {
+					if err := out.sp.write(lo+k*sub+j, it.DstX); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
 		})
 		if err != nil {
 			return nil, err
@@ -77,19 +128,34 @@ type EditStats struct {
 	WeightMax  Num `json:"weight_max"`
 }
 
-func editStats(orig, deb *view) EditStats {
+func editStats(orig, deb *view) (EditStats, error) {
 	var dx, nx float64
 	entries := 0
 	var s EditStats
 	var ws, ws2, wmax float64
 	nw := 0
+	var bo, bd []float32
 	for i, g := range orig.sgs {
-		for k, v := range orig.xs[i] {
-			e := float64(deb.xs[i][k]) - float64(v)
+		xo, err := orig.x(i, bo)
+		if err != nil {
+			return s, err
+		}
+		xd, err := deb.x(i, bd)
+		if err != nil {
+			return s, err
+		}
+		if !orig.holds(i) {
+			bo = xo
+		}
+		if !deb.holds(i) {
+			bd = xd
+		}
+		for k, v := range xo {
+			e := float64(xd[k]) - float64(v)
 			dx += e * e
 			nx += float64(v) * float64(v)
 		}
-		entries += len(orig.xs[i])
+		entries += len(xo)
 		n := g.N()
 		for u := 0; u < n; u++ {
 			for w := u + 1; w < n; w++ {
@@ -124,5 +190,5 @@ func editStats(orig, deb *view) EditStats {
 		s.WeightStd = Num(math.Sqrt(max(0, ws2/float64(nw)-m*m)))
 		s.WeightMax = Num(wmax)
 	}
-	return s
+	return s, nil
 }

@@ -18,7 +18,8 @@
 //	bundle, _ := res.Models.MarshalBinary() // g_sen, s_θ, s_φ, f, f_base
 //
 // Run executes, for VariantFASD: g_sen training on every subgraph (§3), the
-// cached ∇_X L_sen and ∇_A L_sen per subgraph, joint score training (§5:
+// cached ∇_X L_sen and ∇_A L_sen per subgraph (only for λ_X > 0 and λ_A > 0:
+// the fairness term is their only use), joint score training (§5:
 // batches of score.batch subgraphs, one t and one (ε_X, ε_A) per subgraph,
 // per-model clipping, Adam with L2, lr × lr_decay per epoch, optional EMA),
 // debiasing (§8, §9) and f (§10: train-split node occurrences only,
@@ -34,6 +35,16 @@
 // VariantGCN is a plain full-graph 2-layer
 // GCN on Input.Graph. EstimateRun extrapolates a run's wall time from a
 // short run of every stage; Sweep runs the N_steps × λ sensitivity grid.
+//
+// # Memory
+//
+// The node features can be given once (Input.Features) instead of in every
+// subgraph (a node occurs in many): subgraphs may then leave X nil and the
+// pipeline gathers their rows. Options.Scratch moves the debiased features,
+// which are per subgraph, out of the heap into caller-provided storage (a
+// temporary file in fasd train), read back per batch; a debiased view is
+// released after the last stage that reads it. Neither changes a bit of the
+// result. EstimateRun's peak-memory estimate counts all of this.
 //
 // # Models and the query path
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime/debug"
 	"runtime/metrics"
 	"slices"
 	"strconv"
@@ -79,9 +80,12 @@ type stageShape struct {
 // MaxSeconds, at their cap.
 //
 // The peak memory is extrapolated the same way: the process's resident
-// size before the estimate, plus what the short run added at its peak, plus
-// the full run's extra copies of the subgraphs (gradients, debiased
-// copies) beyond the short run's, with the collector's headroom (GOGC).
+// size before the estimate (the input included), plus what the short run
+// added at its peak, plus what the full run holds per subgraph beyond the
+// short run (runBytes: debiased copies, cached gradients), with the
+// collector's headroom (GOGC), but no more than the Go memory limit
+// (debug.SetMemoryLimit, GOMEMLIMIT) when one is set and the live data fit
+// under it: the collector then keeps the heap below the limit.
 //
 // It takes a few seconds and is meant to be printed before a long run
 // starts; it also exercises every stage, so a configuration that would
@@ -147,7 +151,7 @@ func EstimateRun(ctx context.Context, cfg Config, in *Input, opt *Options) (*Est
 	var evals []evalTiming
 	base := residentBytes()
 	peak := newPeakSampler(base)
-	res, err := Run(ctx, sc, &small, &Options{Variants: opt.Variants, Diagnostics: opt.Diagnostics, Probe: opt.Probe,
+	res, err := Run(ctx, sc, &small, &Options{Variants: opt.Variants, Diagnostics: opt.Diagnostics, Probe: opt.Probe, Scratch: opt.Scratch,
 		Callbacks: cb, evals: &evals})
 	peakSmall := peak.stop()
 	if err != nil {
@@ -228,8 +232,8 @@ func EstimateRun(ctx context.Context, cfg Config, in *Input, opt *Options) (*Est
 		est.MaxTotal += time.Duration(s.MaxSeconds * float64(time.Second))
 	}
 	if base > 0 {
-		extra := float64(copiesOf(opt)) * float64(subgraphBytes(sgs, in.D)-subgraphBytes(small.Subgraphs, in.D))
-		est.PeakBytes = peakSmall + int64(gcHeadroom()*extra)
+		extra := float64(runBytes(&cfg, opt, sgs, in.D) - runBytes(&cfg, opt, small.Subgraphs, in.D))
+		est.PeakBytes = peakBytes(peakSmall, extra, gcHeadroom(), debug.SetMemoryLimit(-1))
 	}
 	est.Took = time.Since(start)
 	return est, nil
@@ -290,32 +294,65 @@ func estimateShapes(cfg, sc *Config, m, ms int) map[Stage]stageShape {
 	return out
 }
 
-// subgraphBytes is the size of the dense features and adjacency of sgs.
-func subgraphBytes(sgs []*fasd.Subgraph, d int) int64 {
-	var b int64
+// runBytes is the largest amount of per-subgraph data a run on sgs holds
+// at once beyond its input: FASD's cached fairness gradients (∇_X for
+// λ_X > 0, ∇_A for λ_A > 0) with, first, the linear guides' float64 copy
+// of the features of the nodes with known s, then its debiased subgraphs
+// and one more debiased copy while a retune setting runs; or w/o
+// Fairness's debiased subgraphs (plus a retune copy), which come after
+// FASD's are released. A debiased copy is its adjacency plus, unless
+// opt.Scratch takes them, its features.
+func runBytes(cfg *Config, opt *Options, sgs []*fasd.Subgraph, d int) int64 {
+	var x, a int64
 	for _, g := range sgs {
 		n := int64(g.N())
-		b += 4 * (n*int64(d) + n*n)
+		x += 4 * n * int64(d)
+		a += 4 * n * n
 	}
-	return b
-}
-
-// copiesOf is the number of dense copies of the subgraphs a run keeps
-// besides the input: FASD's cached gradients and debiased subgraphs, w/o
-// Fairness's debiased subgraphs, one debiased copy at a time for the
-// retune settings.
-func copiesOf(opt *Options) int {
-	c := 0
+	deb := a
+	if opt.Scratch == nil {
+		deb += x
+	}
+	copies := int64(1)
+	if len(opt.Retune) > 0 {
+		copies = 2
+	}
+	var fasdB, noFair int64
 	if opt.wants(VariantFASD) {
-		c += 2
+		var grads, guides int64
+		if cfg.Diffusion.LambdaX > 0 {
+			grads += x
+		}
+		if cfg.Diffusion.LambdaA > 0 {
+			grads += a
+		}
+		rounds := guideRounds(cfg)
+		for _, r := range opt.Retune {
+			if c, err := r.Apply(*cfg); err == nil {
+				rounds = max(rounds, guideRounds(&c))
+			}
+		}
+		if rounds > 0 {
+			guides = 8 * int64(d) * int64(guideNodes(sgs))
+		}
+		fasdB = grads + max(guides, copies*deb)
 	}
 	if opt.wants(VariantNoFairness) {
-		c++
+		noFair = copies * deb
 	}
-	if len(opt.Retune) > 0 {
-		c++
+	return max(fasdB, noFair)
+}
+
+// peakBytes is the estimated peak: the short run's peak plus the full
+// run's extra live data with the collector's headroom, capped by the Go
+// memory limit (math.MaxInt64: none) unless the live data alone exceed it.
+func peakBytes(peakSmall int64, extra, headroom float64, limit int64) int64 {
+	p := peakSmall + int64(headroom*extra)
+	live := peakSmall + int64(extra)
+	if limit < math.MaxInt64 && p > limit {
+		p = max(limit, live)
 	}
-	return c
+	return p
 }
 
 // gcHeadroom is the factor by which the Go heap may exceed its live size

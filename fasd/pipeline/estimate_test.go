@@ -5,6 +5,8 @@ import (
 	"math"
 	"runtime"
 	"testing"
+
+	"github.com/fasd-db/fasd/fasd"
 )
 
 // Ensure the extrapolation shapes of the default configuration: g_sen
@@ -71,5 +73,72 @@ func TestEstimateRun_EarlyStoppingAndMemory(t *testing.T) {
 	}
 	if runtime.GOOS == "linux" && est.PeakBytes < residentBytes()/2 {
 		t.Errorf("peak %d bytes, resident now %d", est.PeakBytes, residentBytes())
+	}
+}
+
+// Ensure what the memory estimate counts per subgraph: FASD's debiased
+// copy (its features only without a scratch) and its cached gradients only
+// for λ > 0, one more copy with retune settings, w/o Fairness's copy after
+// FASD's is released, nothing for w/o Diffusion alone.
+func TestRunBytes(t *testing.T) {
+	// Nodes 0, 1, 2 and 1, 3; node 2's s is unknown: 3 distinct guide rows.
+	sgs := []*fasd.Subgraph{{Nodes: []uint32{0, 1, 2}, S: []int8{0, 1, -1}}, {Nodes: []uint32{1, 3}, S: []int8{1, 0}}}
+	const d = 5
+	x, a := int64(4*(3+2)*d), int64(4*(9+4))
+	guides := int64(8 * 3 * d)
+	scratch := func() (Scratch, error) { return nil, nil }
+	retune := []Retune{{Set: []string{"debias.steps=2"}}}
+	guided := []Retune{{Set: []string{"debias.guide_weight=1"}}}
+	for _, c := range []struct {
+		name   string
+		lx, la float64
+		guide  bool // the config's guide weight: the default preset's, else 0
+		opt    Options
+		want   int64
+	}{
+		{"fasd λ=0", 0, 0, false, Options{}, x + a},
+		{"fasd λ=0 scratch", 0, 0, false, Options{Scratch: scratch}, a},
+		{"fasd λ_X>0", 0.1, 0, false, Options{}, 2*x + a},
+		{"fasd λ>0 scratch", 0.1, 0.1, false, Options{Scratch: scratch}, x + 2*a},
+		{"fasd λ=0 retune", 0, 0, false, Options{Retune: retune}, 2 * (x + a)},
+		{"no fairness alone", 0.1, 0.1, false, Options{Variants: []Variant{VariantNoFairness}}, x + a},
+		{"fasd+no fairness scratch", 0, 0, false, Options{Variants: []Variant{VariantFASD, VariantNoFairness}, Scratch: scratch}, a},
+		{"no diffusion alone", 0.1, 0.1, true, Options{Variants: []Variant{VariantNoDiffusion}}, 0},
+		{"guides, λ=0, scratch", 0, 0, true, Options{Scratch: scratch}, guides},
+		{"guides, λ=0", 0, 0, true, Options{}, x + a},
+		{"guides, λ>0, scratch", 0.1, 0.1, true, Options{Scratch: scratch}, x + a + guides},
+		{"guides from a retune setting, scratch", 0, 0, false, Options{Scratch: scratch, Retune: guided}, guides},
+	} {
+		cfg, err := Preset(DefaultPreset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Diffusion.LambdaX, cfg.Diffusion.LambdaA = c.lx, c.la
+		if !c.guide {
+			cfg.Debias.GuideWeight = 0
+		}
+		if got := runBytes(&cfg, &c.opt, sgs, d); got != c.want {
+			t.Errorf("%s: %d bytes, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// Ensure the peak-memory estimate: headroom on the extra data, capped by a
+// memory limit unless the live data exceed it.
+func TestPeakBytes(t *testing.T) {
+	for _, c := range []struct {
+		small       int64
+		extra, head float64
+		limit, want int64
+	}{
+		{100, 50, 2, math.MaxInt64, 200},
+		{100, 50, 2, 180, 180},
+		{100, 50, 2, 120, 150},
+		{100, 50, 2, 400, 200},
+		{300, 0, 2, 200, 300},
+	} {
+		if got := peakBytes(c.small, c.extra, c.head, c.limit); got != c.want {
+			t.Errorf("peakBytes(%d, %v, %v, %d) = %d, want %d", c.small, c.extra, c.head, c.limit, got, c.want)
+		}
 	}
 }

@@ -64,16 +64,26 @@ func trainSensNet(ctx context.Context, cfg *Config, tc TrainConfig, v *view, idx
 	return net, loss, err
 }
 
-// sensGrads caches ∇_X L_sen and ∇_A L_sen of every subgraph of v under the
-// frozen g_sen in eval mode (§3), one subgraph at a time (no padding), and
-// returns the mean L_sen per subgraph.
-func sensGrads(ctx context.Context, net *nn.GCNNet[float32], v *view, d, workers int, trainScope bool, rep *reporter) (*gradCache, float64, error) {
+// sensGrads computes ∇_X L_sen and ∇_A L_sen of every subgraph of v under
+// the frozen g_sen in eval mode (§3), one subgraph at a time (no padding),
+// and returns the mean L_sen per subgraph. It caches ∇_X only when keepX and
+// ∇_A only when keepA: the cache feeds nothing but the forward SDE's
+// fairness term, which is zero for λ = 0, and it is as large as the
+// subgraphs themselves.
+func sensGrads(ctx context.Context, net *nn.GCNNet[float32], v *view, d, workers int, trainScope, keepX, keepA bool, rep *reporter) (*gradCache, float64, error) {
 	m := len(v.sgs)
-	c := &gradCache{gx: make([][]float32, m), ga: make([][]float32, m)}
+	c := &gradCache{}
+	if keepX {
+		c.gx = make([][]float32, m)
+	}
+	if keepA {
+		c.ga = make([][]float32, m)
+	}
 	losses := make([]float64, m)
 	type scratch struct {
 		tape         *autodiff.Tape[float32]
 		mask, s, wgt []float32
+		x            []float32
 		gx, ga       tensor.Dense[float32]
 	}
 	scr := make([]scratch, workers)
@@ -92,10 +102,21 @@ func sensGrads(ctx context.Context, net *nn.GCNNet[float32], v *view, d, workers
 				sc.s[u], sc.wgt[u] = float32(g.S[u]), 1
 			}
 		}
-		x, a := tensor.FromSlice(v.xs[i], 1, n, d), tensor.FromSlice(v.as[i], 1, n, n)
+		xs, err := v.x(i, sc.x)
+		if err != nil {
+			return err
+		}
+		if !v.holds(i) {
+			sc.x = xs
+		}
+		x, a := tensor.FromSlice(xs, 1, n, d), tensor.FromSlice(v.as[i], 1, n, n)
 		l := net.SensitiveGrads(sc.tape, x, a, sc.mask, sc.s, sc.wgt, &sc.gx, &sc.ga)
-		c.gx[i] = append([]float32(nil), sc.gx.Data...)
-		c.ga[i] = append([]float32(nil), sc.ga.Data...)
+		if keepX {
+			c.gx[i] = append([]float32(nil), sc.gx.Data...)
+		}
+		if keepA {
+			c.ga[i] = append([]float32(nil), sc.ga.Data...)
+		}
 		losses[i] = float64(l)
 		return nil
 	})
@@ -123,6 +144,7 @@ type SensScore struct {
 func sensScore(ctx context.Context, net *nn.GCNNet[float32], v *view, idx []int, d, workers int) (SensScore, error) {
 	logits := make([][]float32, len(idx))
 	engines := make([]*Engine, workers)
+	bufs := make([][]float32, workers)
 	for i := range engines {
 		engines[i] = &Engine{m: &Models{D: d, GSen: net}, tape: autodiff.NewTape[float32]()}
 	}
@@ -130,7 +152,14 @@ func sensScore(ctx context.Context, net *nn.GCNNet[float32], v *view, idx []int,
 		i := idx[k]
 		n := v.sgs[i].N()
 		logits[k] = make([]float32, n)
-		return engines[w].SensLogits(v.xs[i], v.as[i], n, logits[k])
+		x, err := v.x(i, bufs[w])
+		if err != nil {
+			return err
+		}
+		if !v.holds(i) {
+			bufs[w] = x
+		}
+		return engines[w].SensLogits(x, v.as[i], n, logits[k])
 	})
 	if err != nil {
 		return SensScore{}, err

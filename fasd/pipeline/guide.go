@@ -53,21 +53,46 @@ const (
 	guideL2    = 1e-2
 )
 
+// guideNodes counts the distinct nodes of sgs with a known sensitive
+// value: the rows trainLinearGuides fits on.
+func guideNodes(sgs []*fasd.Subgraph) int {
+	seen := map[uint32]bool{}
+	for _, g := range sgs {
+		for u, id := range g.Nodes {
+			if g.S[u] >= 0 {
+				seen[id] = true
+			}
+		}
+	}
+	return len(seen)
+}
+
 // trainLinearGuides fits the linear guides on the distinct nodes of v with a
 // known sensitive value (features as in v). It is deterministic (zero
 // initialisation, full batches).
 func trainLinearGuides(ctx context.Context, v *view, d, rounds int) ([]*nn.Param[float32], error) {
-	seen := map[uint32]bool{}
-	var xs []float64
+	// The float64 copy of the features is allocated at its final size
+	// (NumNodes×D×8 bytes at most: growing it by appending would hold up
+	// to twice that).
+	xs := make([]float64, 0, guideNodes(v.sgs)*d)
 	var ss []float64
+	seen := map[uint32]bool{}
+	var buf []float32
 	for i, g := range v.sgs {
+		x, err := v.x(i, buf)
+		if err != nil {
+			return nil, err
+		}
+		if !v.holds(i) {
+			buf = x
+		}
 		for u := 0; u < g.N(); u++ {
 			if g.S[u] < 0 || seen[g.Nodes[u]] {
 				continue
 			}
 			seen[g.Nodes[u]] = true
-			for _, x := range v.xs[i][u*d : (u+1)*d] {
-				xs = append(xs, float64(x))
+			for _, f := range x[u*d : (u+1)*d] {
+				xs = append(xs, float64(f))
 			}
 			ss = append(ss, float64(g.S[u]))
 		}

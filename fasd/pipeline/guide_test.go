@@ -42,7 +42,7 @@ func TestLinearGuides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := originalView(sgs)
+	v := originalView(sgs, in.D, nil)
 	ctx := context.Background()
 	ps, err := trainLinearGuides(ctx, v, in.D, 2)
 	if err != nil {
@@ -73,7 +73,7 @@ func TestLinearGuides(t *testing.T) {
 		clear(p.Value.Data)
 	}
 	m.Guides = ps
-	deb, err := debiasAll(ctx, m, v, 2, &reporter{})
+	deb, err := debiasAll(ctx, m, v, 2, nil, &reporter{})
 	if err != nil {
 		t.Fatal(err)
 	}

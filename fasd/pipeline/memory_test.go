@@ -20,7 +20,7 @@ func TestTrainingStages_ReleaseTapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := originalView(sgs)
+	v := originalView(sgs, in.D, nil)
 	all := make([]int, len(sgs))
 	for i := range all {
 		all[i] = i
@@ -35,7 +35,7 @@ func TestTrainingStages_ReleaseTapes(t *testing.T) {
 	if n := w.ArenaBytes(); n != 0 {
 		t.Fatalf("after g_sen training the workers hold %d bytes", n)
 	}
-	grads, _, err := sensGrads(ctx, gsen, v, in.D, 2, false, &reporter{})
+	grads, _, err := sensGrads(ctx, gsen, v, in.D, 2, false, true, true, &reporter{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ func TestBatchedEqualsPerSubgraph(t *testing.T) {
 			}
 		}
 	}
-	v := originalView(sgs)
+	v := originalView(sgs, in.D, nil)
 	batched := make([][]float32, len(sgs))
 	if err := classProbs(context.Background(), m.F, v, in.D, 2, batched); err != nil {
 		t.Fatal(err)
@@ -86,8 +86,8 @@ func TestDebiasAllEqualsEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := originalView(sgs)
-	deb, err := debiasAll(context.Background(), m, v, 2, &reporter{})
+	v := originalView(sgs, in.D, nil)
+	deb, err := debiasAll(context.Background(), m, v, 2, nil, &reporter{})
 	if err != nil {
 		t.Fatal(err)
 	}

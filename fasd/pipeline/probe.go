@@ -129,7 +129,7 @@ func (p *prober) train(ctx context.Context, rep *reporter, v *view, data string)
 		rep = &reporter{}
 	}
 	rep.begin(StageFreshProbe, epochs)
-	mv := &view{sgs: p.masked, xs: v.xs, as: v.as}
+	mv := v.withSubgraphs(p.masked)
 	tc := probeSchedule(p.cfg)
 	tc.Scope = ScopeAll // the masked copies already hide the test nodes' s
 	net, _, err := trainSensNet(ctx, p.cfg, tc, mv, p.trainIdx, p.d, p.w, fasd.DeriveSeed(p.seed, 3), fasd.DeriveSeed(p.seed, 4), rep)
@@ -164,7 +164,7 @@ func (p *prober) train(ctx context.Context, rep *reporter, v *view, data string)
 func rootLogits(ctx context.Context, net *nn.GCNNet[float32], v *view, idx []int, d, workers int) ([]float64, []int8, error) {
 	logits := make([]float32, len(idx))
 	engines := make([]*Engine, workers)
-	bufs := make([][]float32, workers)
+	bufs, xbufs := make([][]float32, workers), make([][]float32, workers)
 	for i := range engines {
 		engines[i] = &Engine{m: &Models{D: d, GSen: net}, tape: autodiff.NewTape[float32]()}
 	}
@@ -172,7 +172,14 @@ func rootLogits(ctx context.Context, net *nn.GCNNet[float32], v *view, idx []int
 		i := idx[k]
 		n := v.sgs[i].N()
 		bufs[w] = resizeF(bufs[w], n)
-		if err := engines[w].SensLogits(v.xs[i], v.as[i], n, bufs[w]); err != nil {
+		x, err := v.x(i, xbufs[w])
+		if err != nil {
+			return err
+		}
+		if !v.holds(i) {
+			xbufs[w] = x
+		}
+		if err := engines[w].SensLogits(x, v.as[i], n, bufs[w]); err != nil {
 			return err
 		}
 		logits[k] = bufs[w][0]

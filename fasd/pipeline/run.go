@@ -2,8 +2,10 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/fasd-db/fasd/fasd"
 	"github.com/fasd-db/fasd/fasd/nn"
@@ -74,7 +76,7 @@ func deriveSeeds(s uint64) seeds {
 // requested variants on the same subgraphs and seeds, and returns the
 // result. It is deterministic for a given config (seed included), input and
 // worker count. ctx cancels it between batches.
-func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, error) {
+func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, err error) {
 	if opt == nil {
 		opt = &Options{}
 	}
@@ -101,7 +103,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 	defer w.Close()
 	rep := &reporter{cb: opt.Callbacks, evals: opt.evals}
 	ev := &evalData{numNodes: in.NumNodes, labels: in.Labels, sens: in.Sens, val: val, test: test}
-	orig := originalView(sgs)
+	orig := originalView(sgs, in.D, in.Features)
 	sd := deriveSeeds(cfg.Seed)
 	d := in.D
 	res := &Result{Config: cfg, NumSubgraphs: len(sgs), GSenLoss: Num(math.NaN()), MeanLSen: Num(math.NaN())}
@@ -125,7 +127,14 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 	defer func() { res.Timings = rep.timings }()
 	pr := newProber(opt, &cfg, sgs, in.Split, d, w, sd.probe)
 
+	// deb and debNF are released (their spills closed) after their last
+	// use, or here on an early return.
 	var deb, debNF *view
+	defer func() {
+		if cerr := errors.Join(deb.close(), debNF.close()); cerr != nil && err == nil {
+			err = fmt.Errorf("release the debiased features: %w", cerr)
+		}
+	}()
 	var fasdModels *Models
 	if opt.wants(VariantFASD) {
 		var gsen *nn.GCNNet[float32]
@@ -140,7 +149,8 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 			res.GSenLoss = Num(gl)
 
 			rep.begin(StageGrads, len(sgs))
-			if grads, ml, err = sensGrads(ctx, gsen, orig, d, workers, cfg.Sens.Scope == ScopeTrain, rep); err != nil {
+			if grads, ml, err = sensGrads(ctx, gsen, orig, d, workers, cfg.Sens.Scope == ScopeTrain,
+				cfg.Diffusion.LambdaX > 0, cfg.Diffusion.LambdaA > 0, rep); err != nil {
 				return nil, fmt.Errorf("g_sen gradients: %w", err)
 			}
 			rep.end()
@@ -177,7 +187,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 		}
 
 		rep.begin(StageDebias, len(sgs))
-		if deb, err = debiasAll(ctx, fasdModels, orig, workers, rep); err != nil {
+		if deb, err = debiasAll(ctx, fasdModels, orig, workers, opt.Scratch, rep); err != nil {
 			return nil, fmt.Errorf("debias: %w", err)
 		}
 		rep.end()
@@ -194,7 +204,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 			return nil, err
 		}
 		res.Variants = append(res.Variants, vr)
-		rv, err := runRetune(ctx, fasdModels, VariantFASD, opt.Retune, retune, orig, w, ev, sd, rep, pr)
+		rv, err := runRetune(ctx, fasdModels, VariantFASD, opt.Retune, retune, orig, w, ev, sd, opt.Scratch, rep, pr)
 		if err != nil {
 			return nil, err
 		}
@@ -202,7 +212,10 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 
 		if opt.Diagnostics {
 			rep.begin(StageDiagnostics, 1)
-			dg := &Diagnostics{LossRatio0: lr0, Edits: editStats(orig, deb), HeldOutRoots: len(heldOut(valRooted, all))}
+			dg := &Diagnostics{LossRatio0: lr0, HeldOutRoots: len(heldOut(valRooted, all))}
+			if dg.Edits, err = editStats(orig, deb); err != nil {
+				return nil, err
+			}
 			if dg.LossRatio, err = scoreLossRatio(ctx, &cfg, sx, sa, orig, grads, heldOut(valRooted, all), d, workers, sd.heldOut); err != nil {
 				return nil, fmt.Errorf("loss ratio: %w", err)
 			}
@@ -228,6 +241,10 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 			rep.end()
 			res.Diagnostics = dg
 		}
+		if err := deb.close(); err != nil {
+			return nil, fmt.Errorf("release the debiased features: %w", err)
+		}
+		deb = nil
 	}
 
 	if opt.wants(VariantNoDiffusion) {
@@ -277,7 +294,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 			mnf.GSen, mnf.Guides = fasdModels.GSen, fasdModels.Guides
 		}
 		rep.begin(StageDebiasNoFair, len(sgs))
-		if debNF, err = debiasAll(ctx, mnf, orig, workers, rep); err != nil {
+		if debNF, err = debiasAll(ctx, mnf, orig, workers, opt.Scratch, rep); err != nil {
 			return nil, fmt.Errorf("w/o fairness debias: %w", err)
 		}
 		rep.end()
@@ -291,14 +308,17 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 			return nil, err
 		}
 		res.Variants = append(res.Variants, vr)
-		rv, err := runRetune(ctx, mnf, VariantNoFairness, opt.Retune, retune, orig, w, ev, sd, rep, pr)
+		rv, err := runRetune(ctx, mnf, VariantNoFairness, opt.Retune, retune, orig, w, ev, sd, opt.Scratch, rep, pr)
 		if err != nil {
 			return nil, err
 		}
 		res.Variants = append(res.Variants, rv...)
 		if dg := res.Diagnostics; dg != nil && fasdModels != nil {
 			rep.begin(StageProbe, probeEpochs(&cfg))
-			es := editStats(orig, debNF)
+			es, err := editStats(orig, debNF)
+			if err != nil {
+				return nil, err
+			}
 			dg.EditsNoFair = &es
 			if fasdModels.GSen != nil {
 				gs, err := sensScore(ctx, fasdModels.GSen, debNF, valRooted, d, workers)
@@ -314,6 +334,10 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 			dg.ProbeNoFair = &ps
 			rep.end()
 		}
+		if err := debNF.close(); err != nil {
+			return nil, fmt.Errorf("release the debiased features: %w", err)
+		}
+		debNF = nil
 	}
 
 	if opt.wants(VariantGCN) {
@@ -329,7 +353,6 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 		}
 		res.Variants = append(res.Variants, vr)
 	}
-	_ = deb
 	return res, nil
 }
 
@@ -338,7 +361,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (*Result, err
 // run's f seeds, then (with a prober) a fresh probe on them. m's own
 // config is left alone.
 func runRetune(ctx context.Context, m *Models, base Variant, rs []Retune, cfgs []Config, orig *view,
-	w *nn.Workers[float32], ev *evalData, sd seeds, rep *reporter, pr *prober) ([]VariantResult, error) {
+	w *nn.Workers[float32], ev *evalData, sd seeds, newScratch func() (Scratch, error), rep *reporter, pr *prober) ([]VariantResult, error) {
 	if len(rs) == 0 {
 		return nil, nil
 	}
@@ -349,24 +372,41 @@ func runRetune(ctx context.Context, m *Models, base Variant, rs []Retune, cfgs [
 		mc := *m
 		mc.Config = cfgs[i]
 		sub := &reporter{cb: Callbacks{Epoch: rep.cb.Epoch}, stage: rep.stage}
-		deb, err := debiasAll(ctx, &mc, orig, w.N(), sub)
+		vr, err := retuneOne(ctx, &mc, Variant(string(base)+"@"+rs[i].Label()), orig, w, ev, sd, newScratch, sub, pr)
 		if err != nil {
-			return nil, fmt.Errorf("retune %q: debias: %w", rs[i].Label(), err)
-		}
-		name := Variant(string(base) + "@" + rs[i].Label())
-		_, vr, err := trainClassifier(ctx, &mc.Config, deb, m.D, w, ev, name, sd.fInit, sd.fTrain, sub)
-		if err != nil {
-			return nil, fmt.Errorf("retune %q: classifier: %w", rs[i].Label(), err)
-		}
-		es := editStats(orig, deb)
-		vr.Edits = &es
-		if vr.Probe, err = pr.score(ctx, nil, deb, string(name)); err != nil {
 			return nil, fmt.Errorf("retune %q: %w", rs[i].Label(), err)
 		}
 		out = append(out, vr)
 		rep.progress(i + 1)
 	}
 	return out, nil
+}
+
+// retuneOne debiases orig with m, trains f on the result and probes it.
+func retuneOne(ctx context.Context, m *Models, name Variant, orig *view, w *nn.Workers[float32], ev *evalData, sd seeds,
+	newScratch func() (Scratch, error), rep *reporter, pr *prober) (_ VariantResult, err error) {
+	deb, err := debiasAll(ctx, m, orig, w.N(), newScratch, rep)
+	if err != nil {
+		return VariantResult{}, fmt.Errorf("debias: %w", err)
+	}
+	defer func() {
+		if cerr := deb.close(); cerr != nil && err == nil {
+			err = fmt.Errorf("release the debiased features: %w", cerr)
+		}
+	}()
+	_, vr, err := trainClassifier(ctx, &m.Config, deb, m.D, w, ev, name, sd.fInit, sd.fTrain, rep)
+	if err != nil {
+		return VariantResult{}, fmt.Errorf("classifier: %w", err)
+	}
+	es, err := editStats(orig, deb)
+	if err != nil {
+		return VariantResult{}, err
+	}
+	vr.Edits = &es
+	if vr.Probe, err = pr.score(ctx, nil, deb, string(name)); err != nil {
+		return VariantResult{}, err
+	}
+	return vr, nil
 }
 
 // heldOut picks the subgraphs for the fresh-draw loss ratio: the
@@ -419,7 +459,7 @@ func Sweep(ctx context.Context, cfg Config, in *Input, steps []int, lambdas []fl
 	defer w.Close()
 	rep := &reporter{cb: cb}
 	ev := &evalData{numNodes: in.NumNodes, labels: in.Labels, sens: in.Sens, val: val, test: test}
-	orig := originalView(sgs)
+	orig := originalView(sgs, in.D, in.Features)
 	sd := deriveSeeds(cfg.Seed)
 	d := in.D
 	all := make([]int, len(sgs))
@@ -432,7 +472,8 @@ func Sweep(ctx context.Context, cfg Config, in *Input, steps []int, lambdas []fl
 		return nil, err
 	}
 	rep.end()
-	grads, _, err := sensGrads(ctx, gsen, orig, d, workers, cfg.Sens.Scope == ScopeTrain, rep)
+	fair := slices.ContainsFunc(lambdas, func(l float64) bool { return l > 0 })
+	grads, _, err := sensGrads(ctx, gsen, orig, d, workers, cfg.Sens.Scope == ScopeTrain, fair, fair, rep)
 	if err != nil {
 		return nil, err
 	}
@@ -460,7 +501,7 @@ func Sweep(ctx context.Context, cfg Config, in *Input, steps []int, lambdas []fl
 			}
 			m := &Models{Config: cs, D: d, GSen: gsen, ScoreX: sx, ScoreA: sa, Guides: guides}
 			rep.begin(StageDebias, len(sgs))
-			deb, err := debiasAll(ctx, m, orig, workers, rep)
+			deb, err := debiasAll(ctx, m, orig, workers, nil, rep)
 			if err != nil {
 				return nil, fmt.Errorf("λ=%g steps=%d: %w", lam, s, err)
 			}
@@ -472,7 +513,11 @@ func Sweep(ctx context.Context, cfg Config, in *Input, steps []int, lambdas []fl
 			}
 			rep.end()
 			vr.ValCurve = nil
-			out = append(out, SweepPoint{Steps: s, Lambda: lam, Result: vr, Edits: editStats(orig, deb)})
+			es, err := editStats(orig, deb)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, SweepPoint{Steps: s, Lambda: lam, Result: vr, Edits: es})
 		}
 	}
 	return out, nil

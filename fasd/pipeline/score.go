@@ -17,8 +17,8 @@ import (
 // per-time diagnostics.
 const TBins = 5
 
-// gradCache holds the cached fairness gradients per subgraph (nil slices:
-// no fairness term).
+// gradCache holds the cached fairness gradients per subgraph; a nil gx or
+// ga means no gradient for X or A (zero, as for λ = 0).
 type gradCache struct {
 	gx, ga [][]float32
 }
@@ -64,12 +64,24 @@ func perturbOptions(cfg *Config, fair bool) fasd.PerturbOptions {
 	return o
 }
 
-func (c *gradCache) input(v *view, i, d int) fasd.PerturbInput {
-	in := fasd.PerturbInput{N: v.sgs[i].N(), D: d, X0: v.xs[i], A0: v.as[i]}
-	if c != nil {
-		in.GX, in.GA = c.gx[i], c.ga[i]
+// input returns subgraph i of v with its cached gradients; buf is the
+// caller's buffer for features v does not hold in memory (grown as needed).
+func (c *gradCache) input(v *view, i, d int, buf *[]float32) (fasd.PerturbInput, error) {
+	x, err := v.x(i, *buf)
+	if err != nil {
+		return fasd.PerturbInput{}, err
 	}
-	return in
+	if !v.holds(i) {
+		*buf = x
+	}
+	in := fasd.PerturbInput{N: v.sgs[i].N(), D: d, X0: x, A0: v.as[i]}
+	if c != nil && c.gx != nil {
+		in.GX = c.gx[i]
+	}
+	if c != nil && c.ga != nil {
+		in.GA = c.ga[i]
+	}
+	return in, nil
 }
 
 func tBin(t float64) int { return min(TBins-1, max(0, int(t*TBins))) }
@@ -93,6 +105,7 @@ type scoreTrainer struct {
 }
 
 type scoreShard struct {
+	x0     []float32 // features of a subgraph the view does not hold
 	pad    padBuf
 	tx, ta []float32
 	pert   fasd.Perturbation
@@ -126,7 +139,11 @@ func (s *scoreTrainer) shard(sh *nn.Shard[float32]) *autodiff.Var[float32] {
 	for k, i := range idx {
 		rng := fasd.NewRand(fasd.DeriveSeed(s.seed, purposeScoreDraw, uint64(s.epoch), uint64(s.bstart+sh.Lo+k)))
 		t := fasd.SampleTime(rng, s.cfg.Diffusion.EpsT)
-		in := s.grads.input(s.v, i, d)
+		in, err := s.grads.input(s.v, i, d, &sc.x0)
+		if err != nil {
+			sc.err = err
+			return nil
+		}
 		if err := fasd.Perturb(&s.popt, &in, t, rng, &sc.pert); err != nil {
 			sc.err = err
 			return nil
@@ -427,6 +444,7 @@ type drawScratch struct {
 	sm         scoreModel
 	pert       fasd.Perturbation
 	outX, outA []float32
+	x0         []float32
 }
 
 func newDrawScratch(sx *nn.ScoreX[float32], sa *nn.ScoreA[float32], workers int) []drawScratch {
@@ -440,7 +458,10 @@ func newDrawScratch(sx *nn.ScoreX[float32], sa *nn.ScoreA[float32], workers int)
 // draw perturbs subgraph i of v at time t with rng and runs the networks
 // in eval mode on the perturbed state, into sc.pert and sc.outX/outA.
 func (sc *drawScratch) draw(popt *fasd.PerturbOptions, grads *gradCache, v *view, i, d int, t float64, rng *rand.Rand) (fasd.PerturbInput, error) {
-	in := grads.input(v, i, d)
+	in, err := grads.input(v, i, d, &sc.x0)
+	if err != nil {
+		return in, err
+	}
 	if err := fasd.Perturb(popt, &in, t, rng, &sc.pert); err != nil {
 		return in, err
 	}

@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/fasd-db/fasd/fasd"
@@ -21,7 +23,7 @@ func TestScoreTraining_LossRatioFalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := originalView(sgs)
+	v := originalView(sgs, in.D, nil)
 	w := nn.NewWorkers[float32](2)
 	defer w.Close()
 	all := make([]int, len(sgs))
@@ -33,7 +35,7 @@ func TestScoreTraining_LossRatioFalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	grads, _, err := sensGrads(ctx, gsen, v, in.D, 2, false, &reporter{})
+	grads, _, err := sensGrads(ctx, gsen, v, in.D, 2, false, true, true, &reporter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,23 +76,26 @@ func TestDebias_TinyStepKeepsInput(t *testing.T) {
 	m, _ := newModels(&cfg, in.D, false, true, false, false, fasd.NewRand(2))
 	m.Config = cfg
 	sgs, _, _, _, _ := in.validate()
-	v := originalView(sgs)
-	deb, err := debiasAll(context.Background(), m, v, 2, &reporter{})
+	v := originalView(sgs, in.D, nil)
+	deb, err := debiasAll(context.Background(), m, v, 2, nil, &reporter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	es := editStats(v, deb)
+	es, err := editStats(v, deb)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if es.FeatureRMSE > 0.05 || es.EdgesRemoved != 0 || es.EdgesAdded != 0 {
 		t.Fatalf("tiny step changed too much: %+v", es)
 	}
 	// A 100× larger step edits more.
 	m.Config.Debias.DtRev = 1e-2
-	big, err := debiasAll(context.Background(), m, v, 2, &reporter{})
+	big, err := debiasAll(context.Background(), m, v, 2, nil, &reporter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if eb := editStats(v, big); !(eb.FeatureRMSE > 2*es.FeatureRMSE) {
-		t.Fatalf("Δt_rev 1e-2 edits %v, Δt_rev 1e-4 %v", eb.FeatureRMSE, es.FeatureRMSE)
+	if eb, err := editStats(v, big); err != nil || !(eb.FeatureRMSE > 2*es.FeatureRMSE) {
+		t.Fatalf("Δt_rev 1e-2 edits %v (%v), Δt_rev 1e-4 %v", eb.FeatureRMSE, err, es.FeatureRMSE)
 	}
 	tau := float32(cfg.Debias.Tau)
 	for i, sg := range sgs {
@@ -131,12 +136,11 @@ func TestRun_Refuses(t *testing.T) {
 	}
 }
 
-// ensure that with λ_X = λ_A = 0 score networks trained with g_sen's
-// gradients equal, bit for bit, those trained without them: the premise on
-// which Run lets w/o Fairness reuse FASD's networks instead of training
-// them again.
-func TestScoreTraining_ZeroLambdaIgnoresGradients(t *testing.T) {
-	g := newToyGraph(120, 6, 6, 0.8, 0.4, 0.8, 4)
+// ensure that with λ_X = λ_A = 0 the score networks, their statistics and
+// the loss-ratio diagnostic are bit for bit the same whether the fairness
+// gradients were cached or not (Run caches them only for λ > 0).
+func TestScoreTraining_LambdaZeroNeedsNoGradients(t *testing.T) {
+	g := newToyGraph(100, 6, 6, 0.8, 0.4, 0.8, 9)
 	in := g.input(t, 1, 6)
 	cfg := fastConfig(t)
 	cfg.Score.Epochs = 3
@@ -145,54 +149,93 @@ func TestScoreTraining_ZeroLambdaIgnoresGradients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := originalView(sgs)
+	v := originalView(sgs, in.D, nil)
 	w := nn.NewWorkers[float32](2)
 	defer w.Close()
-	// Non-zero gradients: if λ = 0 did not switch the fairness term off,
-	// they would change the targets.
-	grads := &gradCache{gx: make([][]float32, len(sgs)), ga: make([][]float32, len(sgs))}
-	rng := fasd.NewRand(9)
-	for i, s := range sgs {
-		grads.gx[i] = make([]float32, s.N()*in.D)
-		grads.ga[i] = make([]float32, s.N()*s.N())
-		fasd.FillNormal(rng, grads.gx[i])
-		fasd.FillNormal(rng, grads.ga[i])
+	all := make([]int, len(sgs))
+	for i := range all {
+		all[i] = i
 	}
 	ctx := context.Background()
-	sx1, sa1, _, err := trainScore(ctx, &cfg, v, grads, in.D, w, 7, 8, &reporter{})
+	gsen, _, err := trainSensNet(ctx, &cfg, cfg.Sens, v, all, in.D, w, 1, 2, &reporter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sx0, sa0, _, err := trainScore(ctx, &cfg, v, nil, in.D, w, 7, 8, &reporter{})
+	full, l1, err := sensGrads(ctx, gsen, v, in.D, 2, false, true, true, &reporter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p1, p0 := append(sx1.Params(), sa1.Params()...), append(sx0.Params(), sa0.Params()...)
-	if len(p1) != len(p0) {
-		t.Fatalf("%d vs %d parameters", len(p1), len(p0))
+	none, l2, err := sensGrads(ctx, gsen, v, in.D, 2, false, false, false, &reporter{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i := range p1 {
-		a, b := p1[i].Value.Data, p0[i].Value.Data
-		for j := range a {
-			if math.Float32bits(a[j]) != math.Float32bits(b[j]) {
-				t.Fatalf("parameter %d[%d]: %v with gradients, %v without", i, j, a[j], b[j])
-			}
+	if l1 != l2 || none.gx != nil || none.ga != nil || full.gx == nil || full.ga == nil {
+		t.Fatalf("mean L_sen %v vs %v; uncached gradients %v %v", l1, l2, none.gx != nil, none.ga != nil)
+	}
+	type out struct {
+		params []float32
+		st     *ScoreStats
+		lr     *LossRatio
+	}
+	train := func(gc *gradCache) out {
+		sx, sa, st, err := trainScore(ctx, &cfg, v, gc, in.D, w, 7, 8, &reporter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lr, err := scoreLossRatio(ctx, &cfg, sx, sa, v, gc, all[:40], in.D, 2, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := out{st: st, lr: lr}
+		for _, p := range append(sx.Params(), sa.Params()...) {
+			o.params = append(o.params, p.Value.Data...)
+		}
+		return o
+	}
+	a, b := train(full), train(none)
+	for i := range a.params {
+		if math.Float32bits(a.params[i]) != math.Float32bits(b.params[i]) {
+			t.Fatalf("parameter %d: %v with cached gradients, %v without", i, a.params[i], b.params[i])
 		}
 	}
-	// And the run: w/o Fairness reuses the networks (no second score stage).
+	if fmt.Sprint(a.st) != fmt.Sprint(b.st) || fmt.Sprint(a.lr) != fmt.Sprint(b.lr) {
+		t.Errorf("statistics differ:\n%v %v\n%v %v", a.st, a.lr, b.st, b.lr)
+	}
+}
+
+// ensure that with λ_X = λ_A = 0 w/o Fairness reuses FASD's score networks
+// (they would come out the same bit for bit, as the test above shows)
+// instead of training them again.
+func TestRun_NoFairnessReusesNetworksAtZeroLambda(t *testing.T) {
+	g := newToyGraph(120, 6, 6, 0.8, 0.4, 0.8, 4)
+	in := g.input(t, 1, 6)
+	cfg := fastConfig(t)
+	cfg.Score.Epochs = 3
+	cfg.Diffusion.LambdaX, cfg.Diffusion.LambdaA = 0, 0
 	var stages []Stage
-	res, err := Run(ctx, cfg, in, &Options{Variants: []Variant{VariantFASD, VariantNoFairness}, Callbacks: Callbacks{
+	res, err := Run(context.Background(), cfg, in, &Options{Variants: []Variant{VariantFASD, VariantNoFairness}, Callbacks: Callbacks{
 		StageStart: func(s Stage, _ int) { stages = append(stages, s) },
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range stages {
-		if s == StageScoreNoFair {
-			t.Errorf("λ = 0: w/o Fairness trained its own score networks (stages %v)", stages)
+		if s == StageScoreNoFair || s == StageGSen {
+			t.Errorf("λ = 0, linear or no guides: stage %s ran (stages %v)", s, stages)
 		}
 	}
 	if res.ScoreNoFair != res.Score {
 		t.Errorf("λ = 0: w/o Fairness score stats %p, FASD's %p: want the same", res.ScoreNoFair, res.Score)
+	}
+	// With λ > 0 both g_sen and a second score training run.
+	cfg.Diffusion.LambdaX = 0.1
+	stages = stages[:0]
+	if _, err := Run(context.Background(), cfg, in, &Options{Variants: []Variant{VariantFASD, VariantNoFairness}, Callbacks: Callbacks{
+		StageStart: func(s Stage, _ int) { stages = append(stages, s) },
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(stages, StageScoreNoFair) || !slices.Contains(stages, StageGSen) {
+		t.Errorf("λ > 0: stages %v, want g_sen and a w/o Fairness score stage", stages)
 	}
 }

@@ -31,21 +31,6 @@ const (
 	purposeScoreHeldOut = 111
 )
 
-// view is a set of subgraphs with one choice of features and adjacency per
-// subgraph (original or debiased); node attributes come from the subgraph.
-type view struct {
-	sgs    []*fasd.Subgraph
-	xs, as [][]float32
-}
-
-func originalView(sgs []*fasd.Subgraph) *view {
-	v := &view{sgs: sgs, xs: make([][]float32, len(sgs)), as: make([][]float32, len(sgs))}
-	for i, g := range sgs {
-		v.xs[i], v.as[i] = g.X, g.A
-	}
-	return v
-}
-
 // padBuf is one padded batch: X (B×N×D), A (B×N×N) and the node mask,
 // N = the largest subgraph of the batch.
 type padBuf struct {
@@ -54,7 +39,7 @@ type padBuf struct {
 	n    int
 }
 
-func (p *padBuf) build(v *view, idx []int, d int) {
+func (p *padBuf) build(v *view, idx []int, d int) error {
 	n := 1
 	for _, i := range idx {
 		n = max(n, v.sgs[i].N())
@@ -69,12 +54,15 @@ func (p *padBuf) build(v *view, idx []int, d int) {
 	clear(p.mask)
 	for k, i := range idx {
 		gn := v.sgs[i].N()
-		copy(p.X.Data[k*n*d:], v.xs[i][:gn*d])
+		if err := v.fillX(i, p.X.Data[k*n*d:(k*n+gn)*d]); err != nil {
+			return err
+		}
 		for r := 0; r < gn; r++ {
 			copy(p.A.Data[(k*n+r)*n:(k*n+r)*n+gn], v.as[i][r*gn:(r+1)*gn])
 			p.mask[k*n+r] = 1
 		}
 	}
+	return nil
 }
 
 // releaseTapes ends a training stage on w: the workers' tapes, whose arenas
@@ -126,6 +114,7 @@ type netTrainer struct {
 }
 
 type netShard struct {
+	err    error // a failed read of the batch's features
 	pad    padBuf
 	target []float32
 	weight []float32
@@ -149,7 +138,10 @@ func (t *netTrainer) weightOf(g *fasd.Subgraph, u int) bool {
 func (t *netTrainer) shard(s *nn.Shard[float32]) *autodiff.Var[float32] {
 	sc := &t.shards[s.Index]
 	idx := t.batch[s.Lo:s.Hi]
-	sc.pad.build(t.v, idx, t.d)
+	if err := sc.pad.build(t.v, idx, t.d); err != nil {
+		sc.err = err
+		return nil
+	}
 	n := sc.pad.n
 	rows := len(idx) * n
 	sc.weight = resizeF(sc.weight, rows)
@@ -238,6 +230,12 @@ func trainLoop(ctx context.Context, w *nn.Workers[float32], t *netTrainer, opt *
 			}
 			nn.ZeroGrads(params)
 			loss := w.Step(len(t.batch), rng, t.fn)
+			for k := range t.shards {
+				if err := t.shards[k].err; err != nil {
+					t.shards[k].err = nil
+					return 0, err
+				}
+			}
 			opt.Step()
 			sum += float64(loss)
 			cnt++

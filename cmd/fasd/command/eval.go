@@ -31,6 +31,7 @@ type EvalOptions struct {
 	References []string
 	Probe      bool
 	PerSeed    bool
+	Spill      bool
 }
 
 // defaultReferences are the references of the paired differences when
@@ -51,6 +52,7 @@ func (o *EvalOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.Variants, "variants", nil, "variants to evaluate instead of fasd,no_diffusion (or all with --ablations): "+variantList())
 	fs.StringSliceVar(&o.References, "reference", nil, "variants to pair every other variant against (default no_diffusion,gcn, each when evaluated); a named reference must be evaluated")
 	fs.BoolVar(&o.Probe, "probe", true, "train a fresh sensitive-attribute probe per variant and report its test AUC (--probe=false skips it)")
+	addSpillFlag(fs, &o.Spill)
 	fs.BoolVar(&o.PerSeed, "per-seed", false, "also print the per-seed paired differences in the table")
 	fs.StringVar(&o.Retune, "retune", "", "extra debiasing settings evaluated on each run's trained score networks without retraining them:\n"+
 		"settings separated by ';', each a comma-separated list of debias.* assignments\n"+
@@ -271,6 +273,7 @@ func newEvalCommand() *cobra.Command {
 			}
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			fmt.Fprintf(errOut, "# effective config\n%s\n", cfg.TOML())
+			defer o.Cfg.applyMaxMemory(errOut)()
 			s, g, err := openGraph(o.DB)
 			if err != nil {
 				return fmt.Errorf("eval: %w", err)
@@ -298,7 +301,7 @@ func newEvalCommand() *cobra.Command {
 					return fmt.Errorf("eval seed %d: %w", c.Seed, err)
 				}
 				sp := &stageProgress{w: errOut}
-				popt := &pipeline.Options{Variants: variants, Retune: retune, Probe: o.Probe, Callbacks: sp.callbacks()}
+				popt := &pipeline.Options{Variants: variants, Retune: retune, Probe: o.Probe, Callbacks: sp.callbacks(), Scratch: scratchFor(o.Spill)}
 				if k == 0 {
 					est, err := pipeline.EstimateRun(cmd.Context(), c, in, popt)
 					if err != nil {

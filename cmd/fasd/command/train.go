@@ -65,7 +65,7 @@ func (o *ConfigOptions) AddFlags(fs *pflag.FlagSet) {
 		" ("+pipeline.DefaultPreset+": budgeted training sized from the graph, for any graph; the others reproduce the paper)")
 	fs.StringVar(&o.Config, "config", "", "TOML file overriding preset values")
 	fs.DurationVar(&o.MaxTime, "max-time", 0, "refuse to start when the time estimate exceeds this (e.g. 30m; 0: no limit)")
-	fs.Var(&o.MaxMemory, "max-memory", "refuse to start when the estimated peak memory (resident) exceeds this (e.g. 1GiB, 512MiB, 800MB; 0: no limit)")
+	fs.Var(&o.MaxMemory, "max-memory", "refuse to start when the estimated peak memory (resident) exceeds this, and keep the Go heap under it (a soft limit; GOMEMLIMIT wins) (e.g. 1GiB, 512MiB, 800MB; 0: no limit)")
 	fs.StringArrayVar(&o.Sets, "set", nil, "override one value, key=value (repeatable), e.g. score.epochs=100")
 }
 
@@ -182,6 +182,7 @@ type TrainOptions struct {
 	Variants    []string
 	Diagnostics bool
 	NoSave      bool
+	Spill       bool
 	JSON        bool
 	// EstimateOnly prints the time estimate and stops before the run.
 	EstimateOnly bool
@@ -194,12 +195,27 @@ func (o *TrainOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Uint64Var(&o.Cfg.Seed, "seed", 0, "run seed (overrides the config)")
 	fs.StringSliceVar(&o.Variants, "variants", []string{string(pipeline.VariantFASD), string(pipeline.VariantNoDiffusion)}, "variants to evaluate: "+variantList())
 	fs.BoolVar(&o.Diagnostics, "diagnostics", true, "compute the §14 diagnostics")
+	addSpillFlag(fs, &o.Spill)
 	fs.BoolVar(&o.NoSave, "no-save", false, "do not persist models and run record")
 	fs.BoolVar(&o.JSON, "json", false, "print the run record as JSON")
 	fs.BoolVar(&o.EstimateOnly, "estimate-only", false, "print the time estimate and stop")
 }
 
 var errEstimateOnly = errors.New("estimate only")
+
+// addSpillFlag registers --spill.
+func addSpillFlag(fs *pflag.FlagSet, spill *bool) {
+	fs.BoolVar(spill, "spill", true, "keep the debiased features in a temporary file (in $TMPDIR, removed at once) instead of memory; "+
+		"same results, less memory on large graphs (--spill=false keeps them in memory)")
+}
+
+// scratchFor returns the pipeline's scratch for --spill.
+func scratchFor(spill bool) func() (pipeline.Scratch, error) {
+	if !spill {
+		return nil
+	}
+	return runs.TempScratch("")
+}
 
 // variantList lists the variant names for help text and errors.
 func variantList() string {
@@ -254,6 +270,7 @@ of every stage.
 			}
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			fmt.Fprintf(errOut, "# effective config\n%s\n", cfg.TOML())
+			defer o.Cfg.applyMaxMemory(errOut)()
 			s, g, err := openGraph(o.DB)
 			if err != nil {
 				return fmt.Errorf("train: %w", err)
@@ -263,7 +280,7 @@ of every stage.
 			ctx, cancel := context.WithCancelCause(cmd.Context())
 			defer cancel(nil)
 			rec, res, err := runs.Train(ctx, g, cfg, &runs.TrainOptions{
-				Variants: variants, Diagnostics: o.Diagnostics, NoSave: o.NoSave, Callbacks: sp.callbacks(),
+				Variants: variants, Diagnostics: o.Diagnostics, NoSave: o.NoSave, Callbacks: sp.callbacks(), Scratch: scratchFor(o.Spill),
 				Sampled: func(in *pipeline.Input, d time.Duration) {
 					fmt.Fprintf(errOut, "sampled %d subgraphs in %s\n", len(in.Subgraphs), d.Round(time.Millisecond))
 				},

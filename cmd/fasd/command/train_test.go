@@ -53,6 +53,15 @@ func TestTrainCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rec); err != nil || len(rec.Result.Variants) != 2 {
 		t.Fatalf("json: %v\n%s", err, out)
 	}
+	// Keeping the debiased features in memory instead of a temporary file
+	// changes nothing in the record but the timings.
+	mem, err, _ := run(t, append([]string{"train", "--db", db, "--preset", "synth", "--json", "--no-save", "--spill=false"}, fastSets...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := withoutTimings(t, out), withoutTimings(t, mem); a != b {
+		t.Errorf("--spill=false changed the run record:\n%s\n%s", a, b)
+	}
 	toml := filepath.Join(t.TempDir(), "c.toml")
 	os.WriteFile(toml, []byte("[score]\nepochs = -3\n"), 0o644)
 	for _, tc := range []struct {
@@ -138,4 +147,23 @@ func TestSweepCommand(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
+}
+
+// withoutTimings returns a JSON run record without its creation time and
+// stage timings.
+func withoutTimings(t *testing.T, rec string) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(rec), &m); err != nil {
+		t.Fatalf("%v\n%s", err, rec)
+	}
+	delete(m, "created")
+	if r, ok := m["result"].(map[string]any); ok {
+		delete(r, "timings")
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
