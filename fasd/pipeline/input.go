@@ -115,6 +115,7 @@ const (
 	StageGSen         Stage = "gsen"          // train g_sen (epochs)
 	StageGrads        Stage = "gsen_grads"    // mean L_sen; cache ∇_X, ∇_A for λ > 0 (subgraphs)
 	StageScore        Stage = "score"         // train s_θ, s_φ (epochs)
+	StageGuides       Stage = "guides"        // fit the linear guides (rounds)
 	StageDebias       Stage = "debias"        // debias every subgraph (subgraphs)
 	StageClassifier   Stage = "classifier"    // train f on debiased subgraphs (epochs)
 	StageDiagnostics  Stage = "diagnostics"   // §14 diagnostics

@@ -181,9 +181,11 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 			rounds = max(rounds, guideRounds(&retune[i]))
 		}
 		if rounds > 0 {
+			rep.begin(StageGuides, rounds)
 			if fasdModels.Guides, err = trainLinearGuides(ctx, orig, d, rounds); err != nil {
 				return nil, fmt.Errorf("linear guides: %w", err)
 			}
+			rep.end()
 		}
 
 		rep.begin(StageDebias, len(sgs))
