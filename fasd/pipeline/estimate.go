@@ -171,8 +171,15 @@ func EstimateRun(ctx context.Context, cfg Config, in *Input, opt *Options) (*Est
 			// One pass over the subgraphs (gradients, debiasing,
 			// diagnostics): linear in their number.
 			f := float64(m) / float64(ms)
-			if t.Stage == StageBaseline || t.Stage == StageRetune {
+			switch t.Stage {
+			case StageBaseline, StageRetune:
 				f = 1
+			case StageGuides:
+				// Full-batch fits over the distinct nodes the
+				// subgraphs hold, not over the subgraphs.
+				if gs := guideNodes(small.Subgraphs); gs > 0 {
+					f = float64(guideNodes(sgs)) / float64(gs)
+				}
 			}
 			s.Seconds, s.MaxSeconds = t.Seconds*f, t.Seconds*f
 		} else {
