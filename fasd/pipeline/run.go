@@ -136,6 +136,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 		}
 	}()
 	var fasdModels *Models
+	var fasdRetuned []VariantResult // FASD's --retune rows
 	if opt.wants(VariantFASD) {
 		var gsen *nn.GCNNet[float32]
 		var grads *gradCache
@@ -211,6 +212,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 			return nil, err
 		}
 		res.Variants = append(res.Variants, rv...)
+		fasdRetuned = rv
 
 		if opt.Diagnostics {
 			rep.begin(StageDiagnostics, 1)
@@ -310,8 +312,17 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 			return nil, err
 		}
 		res.Variants = append(res.Variants, vr)
-		rv, err := runRetune(ctx, mnf, VariantNoFairness, opt.Retune, retune, orig, w, ev, sd, opt.Scratch, rep, pr)
-		if err != nil {
+		var rv []VariantResult
+		if fasdModels != nil && mnf.ScoreX == fasdModels.ScoreX && len(fasdRetuned) == len(opt.Retune) {
+			// The retune settings apply to the same config for both
+			// variants, so on shared networks w/o Fairness's retune rows
+			// are FASD's, bit for bit: copy them instead of debiasing and
+			// training f again.
+			for _, r := range fasdRetuned {
+				r.Variant = VariantNoFairness + r.Variant[len(VariantFASD):]
+				rv = append(rv, r)
+			}
+		} else if rv, err = runRetune(ctx, mnf, VariantNoFairness, opt.Retune, retune, orig, w, ev, sd, opt.Scratch, rep, pr); err != nil {
 			return nil, err
 		}
 		res.Variants = append(res.Variants, rv...)

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"testing"
@@ -212,20 +213,43 @@ func TestRun_NoFairnessReusesNetworksAtZeroLambda(t *testing.T) {
 	cfg := fastConfig(t)
 	cfg.Score.Epochs = 3
 	cfg.Diffusion.LambdaX, cfg.Diffusion.LambdaA = 0, 0
+	rs, err := ParseRetune("debias.steps=3")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var stages []Stage
-	res, err := Run(context.Background(), cfg, in, &Options{Variants: []Variant{VariantFASD, VariantNoFairness}, Callbacks: Callbacks{
+	res, err := Run(context.Background(), cfg, in, &Options{Variants: []Variant{VariantFASD, VariantNoFairness}, Retune: rs, Callbacks: Callbacks{
 		StageStart: func(s Stage, _ int) { stages = append(stages, s) },
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	retunes := 0
 	for _, s := range stages {
 		if s == StageScoreNoFair || s == StageGSen {
 			t.Errorf("λ = 0, linear or no guides: stage %s ran (stages %v)", s, stages)
 		}
+		if s == StageRetune {
+			retunes++
+		}
 	}
 	if res.ScoreNoFair != res.Score {
 		t.Errorf("λ = 0: w/o Fairness score stats %p, FASD's %p: want the same", res.ScoreNoFair, res.Score)
+	}
+	// The retune rows of w/o Fairness are FASD's (same networks, same
+	// config), copied rather than recomputed.
+	byName := map[Variant]VariantResult{}
+	for _, v := range res.Variants {
+		byName[v.Variant] = v
+	}
+	fr, ok1 := byName["fasd@debias.steps=3"]
+	nr, ok2 := byName["no_fairness@debias.steps=3"]
+	if !ok1 || !ok2 {
+		t.Fatalf("retune rows missing: %v", slices.Collect(maps.Keys(byName)))
+	}
+	if fr.Test != nr.Test || fr.BestEpoch != nr.BestEpoch || retunes != 1 {
+		t.Errorf("no_fairness retune %+v (epoch %d), fasd's %+v (epoch %d), %d retune stages: want equal rows, one stage",
+			nr.Test, nr.BestEpoch, fr.Test, fr.BestEpoch, retunes)
 	}
 	// With λ > 0 both g_sen and a second score training run.
 	cfg.Diffusion.LambdaX = 0.1
