@@ -270,7 +270,8 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 	if opt.wants(VariantNoFairness) {
 		var sx *nn.ScoreX[float32]
 		var sa *nn.ScoreA[float32]
-		if fasdModels != nil && fairTermOff(&cfg) {
+		shared := fasdModels != nil && fairTermOff(&cfg)
+		if shared {
 			// With λ_X = λ_A = 0 FASD's score networks were trained
 			// without the fairness term, from the same seeds: training
 			// them again would give the same networks bit for bit, so
@@ -313,7 +314,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 		}
 		res.Variants = append(res.Variants, vr)
 		var rv []VariantResult
-		if fasdModels != nil && mnf.ScoreX == fasdModels.ScoreX && len(fasdRetuned) == len(opt.Retune) {
+		if shared {
 			// The retune settings apply to the same config for both
 			// variants, so on shared networks w/o Fairness's retune rows
 			// are FASD's, bit for bit: copy them instead of debiasing and

@@ -20,22 +20,8 @@ func TestScoreTraining_LossRatioFalls(t *testing.T) {
 	in := g.input(t, 1, 6)
 	cfg := fastConfig(t)
 	cfg.Score.Epochs = 15
-	sgs, _, _, _, err := in.validate()
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := originalView(sgs, in.D, nil)
-	w := nn.NewWorkers[float32](2)
-	defer w.Close()
-	all := make([]int, len(sgs))
-	for i := range all {
-		all[i] = i
-	}
+	v, w, all, gsen := sensFixture(t, &cfg, in)
 	ctx := context.Background()
-	gsen, _, err := trainSensNet(ctx, &cfg, cfg.Sens, v, all, in.D, w, 1, 2, &reporter{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	grads, _, err := sensGrads(ctx, gsen, v, in.D, 2, false, true, true, &reporter{})
 	if err != nil {
 		t.Fatal(err)
@@ -146,22 +132,8 @@ func TestScoreTraining_LambdaZeroNeedsNoGradients(t *testing.T) {
 	cfg := fastConfig(t)
 	cfg.Score.Epochs = 3
 	cfg.Diffusion.LambdaX, cfg.Diffusion.LambdaA = 0, 0
-	sgs, _, _, _, err := in.validate()
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := originalView(sgs, in.D, nil)
-	w := nn.NewWorkers[float32](2)
-	defer w.Close()
-	all := make([]int, len(sgs))
-	for i := range all {
-		all[i] = i
-	}
+	v, w, all, gsen := sensFixture(t, &cfg, in)
 	ctx := context.Background()
-	gsen, _, err := trainSensNet(ctx, &cfg, cfg.Sens, v, all, in.D, w, 1, 2, &reporter{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	full, l1, err := sensGrads(ctx, gsen, v, in.D, 2, false, true, true, &reporter{})
 	if err != nil {
 		t.Fatal(err)
@@ -262,4 +234,27 @@ func TestRun_NoFairnessReusesNetworksAtZeroLambda(t *testing.T) {
 	if !slices.Contains(stages, StageScoreNoFair) || !slices.Contains(stages, StageGSen) {
 		t.Errorf("λ > 0: stages %v, want g_sen and a w/o Fairness score stage", stages)
 	}
+}
+
+// sensFixture returns the original view of in's subgraphs, two workers
+// (closed with the test), the indices of all subgraphs and a g_sen trained
+// on them with cfg.
+func sensFixture(t *testing.T, cfg *Config, in *Input) (*view, *nn.Workers[float32], []int, *nn.GCNNet[float32]) {
+	t.Helper()
+	sgs, _, _, _, err := in.validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := originalView(sgs, in.D, nil)
+	w := nn.NewWorkers[float32](2)
+	t.Cleanup(func() { w.Close() })
+	all := make([]int, len(sgs))
+	for i := range all {
+		all[i] = i
+	}
+	gsen, _, err := trainSensNet(context.Background(), cfg, cfg.Sens, v, all, in.D, w, 1, 2, &reporter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v, w, all, gsen
 }
