@@ -176,8 +176,8 @@ func Train(ctx context.Context, g *index.Graph, cfg pipeline.Config, opt *TrainO
 }
 
 // Sweep samples the graph g with cfg's seed and runs pipeline.Sweep over
-// the N_steps × λ grid (nothing is persisted).
-func Sweep(ctx context.Context, g *index.Graph, cfg pipeline.Config, steps []int, lambdas []float64, cb pipeline.Callbacks) ([]pipeline.SweepPoint, error) {
+// the N_steps × λ grid (nothing is persisted); opt as for pipeline.Sweep.
+func Sweep(ctx context.Context, g *index.Graph, cfg pipeline.Config, steps []int, lambdas []float64, opt *pipeline.Options) ([]pipeline.SweepPoint, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -190,5 +190,5 @@ func Sweep(ctx context.Context, g *index.Graph, cfg pipeline.Config, steps []int
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.Sweep(ctx, cfg, in, steps, lambdas, cb)
+	return pipeline.Sweep(ctx, cfg, in, steps, lambdas, opt)
 }

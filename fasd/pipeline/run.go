@@ -457,10 +457,15 @@ type SweepPoint struct {
 }
 
 // Sweep runs the sensitivity analysis of the paper's Figures 2–3 on one
-// input: g_sen once, the score networks once per λ (λ_X = λ_A = λ), and
-// for every N_steps the debiasing and f, all with cfg's seed. It returns
-// the points in (λ, steps) order.
-func Sweep(ctx context.Context, cfg Config, in *Input, steps []int, lambdas []float64, cb Callbacks) ([]SweepPoint, error) {
+// input: g_sen once (when some λ > 0 or the guidance uses it), the score
+// networks once per λ (λ_X = λ_A = λ), and for every N_steps the debiasing
+// and f, all with cfg's seed. It returns the points in (λ, steps) order.
+// Of opt it reads Callbacks and Scratch (where the debiased features of
+// each point are kept); nil opt is the zero Options.
+func Sweep(ctx context.Context, cfg Config, in *Input, steps []int, lambdas []float64, opt *Options) ([]SweepPoint, error) {
+	if opt == nil {
+		opt = &Options{}
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -471,7 +476,7 @@ func Sweep(ctx context.Context, cfg Config, in *Input, steps []int, lambdas []fl
 	workers := cfg.workerCount()
 	w := nn.NewWorkers[float32](workers)
 	defer w.Close()
-	rep := &reporter{cb: cb}
+	rep := &reporter{cb: opt.Callbacks}
 	ev := &evalData{numNodes: in.NumNodes, labels: in.Labels, sens: in.Sens, val: val, test: test}
 	orig := originalView(sgs, in.D, in.Features)
 	sd := deriveSeeds(cfg.Seed)
@@ -480,29 +485,37 @@ func Sweep(ctx context.Context, cfg Config, in *Input, steps []int, lambdas []fl
 	for i := range all {
 		all[i] = i
 	}
-	rep.begin(StageGSen, cfg.Sens.Epochs)
-	gsen, _, err := trainSensNet(ctx, &cfg, cfg.Sens, orig, all, d, w, sd.gsenInit, sd.gsenTrain, rep)
-	if err != nil {
-		return nil, err
-	}
-	rep.end()
 	fair := slices.ContainsFunc(lambdas, func(l float64) bool { return l > 0 })
-	grads, _, err := sensGrads(ctx, gsen, orig, d, workers, cfg.Sens.Scope == ScopeTrain, fair, fair, rep)
-	if err != nil {
-		return nil, err
+	var gsen *nn.GCNNet[float32]
+	var grads *gradCache
+	if fair || gsenGuided(&cfg) {
+		rep.begin(StageGSen, cfg.Sens.Epochs)
+		if gsen, _, err = trainSensNet(ctx, &cfg, cfg.Sens, orig, all, d, w, sd.gsenInit, sd.gsenTrain, rep); err != nil {
+			return nil, err
+		}
+		rep.end()
+		if grads, _, err = sensGrads(ctx, gsen, orig, d, workers, cfg.Sens.Scope == ScopeTrain, fair, fair, rep); err != nil {
+			return nil, err
+		}
 	}
 	var guides []*nn.Param[float32]
 	if r := guideRounds(&cfg); r > 0 {
+		rep.begin(StageGuides, r)
 		if guides, err = trainLinearGuides(ctx, orig, d, r); err != nil {
 			return nil, fmt.Errorf("linear guides: %w", err)
 		}
+		rep.end()
 	}
 	var out []SweepPoint
 	for _, lam := range lambdas {
 		c := cfg
 		c.Diffusion.LambdaX, c.Diffusion.LambdaA = lam, lam
 		rep.begin(StageScore, ScoreUnits(&c, len(sgs)))
-		sx, sa, _, err := trainScore(ctx, &c, orig, grads, d, w, sd.scoreInit, sd.scoreDraw, rep)
+		g := grads
+		if fairTermOff(&c) {
+			g = nil
+		}
+		sx, sa, _, err := trainScore(ctx, &c, orig, g, d, w, sd.scoreInit, sd.scoreDraw, rep)
 		if err != nil {
 			return nil, fmt.Errorf("λ=%g: %w", lam, err)
 		}
@@ -515,24 +528,42 @@ func Sweep(ctx context.Context, cfg Config, in *Input, steps []int, lambdas []fl
 			}
 			m := &Models{Config: cs, D: d, GSen: gsen, ScoreX: sx, ScoreA: sa, Guides: guides}
 			rep.begin(StageDebias, len(sgs))
-			deb, err := debiasAll(ctx, m, orig, workers, nil, rep)
+			p, err := sweepPoint(ctx, m, orig, w, ev, sd, opt.Scratch, rep)
 			if err != nil {
 				return nil, fmt.Errorf("λ=%g steps=%d: %w", lam, s, err)
 			}
-			rep.end()
-			rep.begin(StageClassifier, cs.Classifier.Epochs)
-			_, vr, err := trainClassifier(ctx, &cs, deb, d, w, ev, VariantFASD, sd.fInit, sd.fTrain, rep)
-			if err != nil {
-				return nil, fmt.Errorf("λ=%g steps=%d: %w", lam, s, err)
-			}
-			rep.end()
-			vr.ValCurve = nil
-			es, err := editStats(orig, deb)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, SweepPoint{Steps: s, Lambda: lam, Result: vr, Edits: es})
+			p.Steps, p.Lambda = s, lam
+			out = append(out, p)
 		}
 	}
 	return out, nil
+}
+
+// sweepPoint debiases orig with m, trains f on the result and releases the
+// debiased features.
+func sweepPoint(ctx context.Context, m *Models, orig *view, w *nn.Workers[float32], ev *evalData, sd seeds,
+	newScratch func() (Scratch, error), rep *reporter) (_ SweepPoint, err error) {
+	rep.begin(StageDebias, len(orig.sgs))
+	deb, err := debiasAll(ctx, m, orig, w.N(), newScratch, rep)
+	if err != nil {
+		return SweepPoint{}, err
+	}
+	defer func() {
+		if cerr := deb.close(); cerr != nil && err == nil {
+			err = fmt.Errorf("release the debiased features: %w", cerr)
+		}
+	}()
+	rep.end()
+	rep.begin(StageClassifier, m.Config.Classifier.Epochs)
+	_, vr, err := trainClassifier(ctx, &m.Config, deb, m.D, w, ev, VariantFASD, sd.fInit, sd.fTrain, rep)
+	if err != nil {
+		return SweepPoint{}, err
+	}
+	rep.end()
+	vr.ValCurve = nil
+	es, err := editStats(orig, deb)
+	if err != nil {
+		return SweepPoint{}, err
+	}
+	return SweepPoint{Result: vr, Edits: es}, nil
 }

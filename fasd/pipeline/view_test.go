@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"math"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -227,3 +229,41 @@ func TestSpill_RoundTripBits(t *testing.T) {
 
 func float32bits(f float32) uint32     { return math.Float32bits(f) }
 func float32frombits(b uint32) float32 { return math.Float32frombits(b) }
+
+// Ensure that a sweep gives the same points with its debiased features
+// spilled as in memory, closes every scratch, and trains g_sen only when a
+// λ > 0 needs it.
+func TestSweep_SpillSameAndGSenOnlyWhenNeeded(t *testing.T) {
+	g := newToyGraph(90, 5, 6, 0.8, 0.4, 0.8, 11)
+	in := g.input(t, 2, 5)
+	cfg := fastConfig(t)
+	cfg.Seed = 3
+	cfg.Sens.Epochs, cfg.Score.Epochs, cfg.Classifier.Epochs = 3, 1, 3
+	for _, lambdas := range [][]float64{{0}, {0, 0.5}} {
+		var stages []Stage
+		cb := Callbacks{StageStart: func(s Stage, _ int) { stages = append(stages, s) }}
+		ref, err := Sweep(context.Background(), cfg, in, []int{1, 2}, lambdas, &Options{Callbacks: cb})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := slices.Contains(stages, StageGSen), lambdas[len(lambdas)-1] > 0; got != want {
+			t.Errorf("λ %v: g_sen trained = %v, want %v (stages %v)", lambdas, got, want, stages)
+		}
+		open, made := 0, 0
+		newScratch := func() (Scratch, error) {
+			open++
+			made++
+			return &memScratch{open: &open}, nil
+		}
+		got, err := Sweep(context.Background(), cfg, withoutX(in, g.x), []int{1, 2}, lambdas, &Options{Scratch: newScratch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, ref) {
+			t.Errorf("λ %v: spilled sweep differs:\n got %+v\nwant %+v", lambdas, got, ref)
+		}
+		if made != 2*len(lambdas) || open != 0 {
+			t.Errorf("λ %v: %d scratches made (want %d), %d left open", lambdas, made, 2*len(lambdas), open)
+		}
+	}
+}

@@ -116,7 +116,10 @@ type EvalReport struct {
 	Level      float64       `json:"level"`
 	References []string      `json:"references"`
 	Variants   []EvalVariant `json:"variants"`
-	Seconds    float64       `json:"seconds"`
+	// Score holds, per seed (in the order of Seeds), FASD's score-network
+	// training statistics; absent when fasd was not evaluated.
+	Score   []*pipeline.ScoreStats `json:"score,omitempty"`
+	Seconds float64                `json:"seconds"`
 }
 
 // safe maps NaN and ±Inf to -1, the EvalStat convention for undefined.
@@ -211,6 +214,11 @@ JSON (--json): an object with
                  with both values defined, their mean, sample std (n − 1),
                  95 % t interval [lo, hi] and p-value; null where undefined
                  (fewer than 2 seeds, or a seed's value undefined)
+  score        [object]  per seed, FASD's score-network training: schedule,
+               steps, subgraph_steps, final_loss_x/a and, for the budget
+               schedule, budget, held_out (subgraphs), held_out_curve (the
+               held-out loss at every check), held_out_best (the loss of the
+               weights kept) and stopped_early; absent without fasd
 
 A time estimate is printed before the runs start.
 
@@ -315,6 +323,9 @@ func newEvalCommand() *cobra.Command {
 				res, err := pipeline.Run(cmd.Context(), c, in, popt)
 				if err != nil {
 					return fmt.Errorf("eval seed %d: %w", c.Seed, err)
+				}
+				if res.Score != nil {
+					rep.Score = append(rep.Score, res.Score)
 				}
 				for _, vr := range res.Variants {
 					ev := vals[vr.Variant]

@@ -26,6 +26,7 @@ type SweepOptions struct {
 	Lambdas []float64
 	Out     string
 	Format  string
+	Spill   bool
 }
 
 // AddFlags registers the flags of fasd sweep.
@@ -37,6 +38,7 @@ func (o *SweepOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64SliceVar(&o.Lambdas, "lambdas", []float64{0, 0.1, 1, 10}, "λ values (λ_X = λ_A)")
 	fs.StringVar(&o.Out, "out", "sweep", "output directory for sweep.csv and the plots")
 	fs.StringVar(&o.Format, "format", "svg", "plot format: svg or png")
+	addSpillFlag(fs, &o.Spill)
 }
 
 func newSweepCommand() *cobra.Command {
@@ -74,15 +76,15 @@ Figures 2 and 3.
 			}
 			errOut := cmd.ErrOrStderr()
 			fmt.Fprintf(errOut, "# effective config\n%s\n", cfg.TOML())
-			fmt.Fprintf(errOut, "sweep: %d λ values × %d N_steps values; score training runs %d times (%d epochs each)\n",
-				len(o.Lambdas), len(o.Steps), len(o.Lambdas), cfg.Score.Epochs)
+			fmt.Fprintf(errOut, "sweep: %d λ values × %d N_steps values; score training runs %d times (%s each)\n",
+				len(o.Lambdas), len(o.Steps), len(o.Lambdas), scoreScheduleText(&cfg))
 			s, g, err := openGraph(o.DB)
 			if err != nil {
 				return fmt.Errorf("sweep: %w", err)
 			}
 			defer func() { err = errors.Join(err, s.Close()) }()
 			sp := &stageProgress{w: errOut}
-			pts, err := runs.Sweep(cmd.Context(), g, cfg, o.Steps, o.Lambdas, sp.callbacks())
+			pts, err := runs.Sweep(cmd.Context(), g, cfg, o.Steps, o.Lambdas, &pipeline.Options{Callbacks: sp.callbacks(), Scratch: scratchFor(o.Spill)})
 			if err != nil {
 				return fmt.Errorf("sweep: %w", err)
 			}
@@ -108,6 +110,22 @@ Figures 2 and 3.
 	}
 	o.AddFlags(cmd.Flags())
 	return cmd
+}
+
+// scoreScheduleText describes one score training of cfg.
+func scoreScheduleText(cfg *pipeline.Config) string {
+	sc := cfg.Score
+	if sc.Schedule != pipeline.ScoreBudget {
+		return fmt.Sprintf("%d epochs", sc.Epochs)
+	}
+	b := "a budget of subgraph-steps sized from the number of subgraphs"
+	if sc.Budget > 0 {
+		b = fmt.Sprintf("a budget of %d subgraph-steps", sc.Budget)
+	}
+	if sc.Patience > 0 {
+		b += ", with early stopping"
+	}
+	return b
 }
 
 func writeSweepCSV(path string, pts []pipeline.SweepPoint) (err error) {

@@ -154,7 +154,14 @@ func (p *stageProgress) callbacks() pipeline.Callbacks {
 }
 
 func printEstimate(w io.Writer, est *pipeline.Estimate, times int) {
-	fmt.Fprintf(w, "time estimate (from a short run of every stage, %s):\n", est.Took.Round(100*time.Millisecond))
+	// With several runs (fasd eval's seeds) every line is the sum over
+	// them, and the header says so: the per-stage progress lines that
+	// follow are per run.
+	what := "time estimate"
+	if times > 1 {
+		what = fmt.Sprintf("time estimate for %d runs (each line: %d × one run)", times, times)
+	}
+	fmt.Fprintf(w, "%s (from a short run of every stage, %s):\n", what, est.Took.Round(100*time.Millisecond))
 	secs := func(x float64) time.Duration {
 		return (time.Duration(x*float64(time.Second)) * time.Duration(times)).Round(time.Second)
 	}
