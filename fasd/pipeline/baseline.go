@@ -211,13 +211,13 @@ func trainBaseline(ctx context.Context, cfg *Config, in *Input, train []uint32, 
 			a, b := float64(g.z[2*u]), float64(g.z[2*u+1])
 			p1[u] = 1 / (1 + math.Exp(a-b))
 		}
-		acc, _, gained, err := sel.observe(ep, p1)
+		acc, improved, err := sel.observe(ep, p1)
 		if err != nil {
 			return VariantResult{}, err
 		}
 		rep.epoch(ep, loss, acc)
 		rep.progress(ep + 1)
-		if pat.observe(gained) {
+		if pat.observe(improved) {
 			break
 		}
 	}

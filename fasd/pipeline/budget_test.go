@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"math"
 	"testing"
 
 	"github.com/fasd-db/fasd/fasd/nn"
@@ -126,57 +125,5 @@ func TestDefaultPreset(t *testing.T) {
 	p, _ := Preset("nba")
 	if p.Score.Schedule != "epochs" || p.Score.Epochs != 1000 || p.Classifier.Patience != 0 {
 		t.Errorf("paper preset changed: %+v", p.Score)
-	}
-}
-
-// Ensure that the selector takes every strict improvement as the new best,
-// but counts for early stopping only gains of at least minValGain: with
-// fewer than 1,000 validation nodes every new best is such a gain, with
-// more a gain of one node is not.
-func TestSelector_MinValGain(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		nVal    int
-		correct []int // correct validation predictions per epoch
-		best    []bool
-		gained  []bool
-	}{
-		{"small: every new best counts", 110,
-			[]int{60, 61, 61, 70, 69, 71},
-			[]bool{true, true, false, true, false, true},
-			[]bool{true, true, false, true, false, true}},
-		{"large: a one-node gain does not", 2000,
-			[]int{1500, 1501, 1502, 1503, 1504, 1506, 1400},
-			[]bool{true, true, true, true, true, true, false},
-			[]bool{true, false, true, false, true, true, false}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ev := &evalData{numNodes: tc.nVal, labels: make([]int8, tc.nVal), sens: make([]int8, tc.nVal)}
-			for u := range tc.nVal {
-				ev.val = append(ev.val, uint32(u))
-				ev.labels[u] = 1
-				ev.sens[u] = int8(u % 2)
-			}
-			s := newSelector(ev, VariantFASD)
-			p1 := make([]float64, tc.nVal)
-			for ep, c := range tc.correct {
-				for u := range p1 {
-					p1[u] = 0.2
-					if u < c {
-						p1[u] = 0.8
-					}
-				}
-				acc, best, gained, err := s.observe(ep, p1)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if want := float64(c) / float64(tc.nVal); math.Abs(acc-want) > 1e-12 {
-					t.Fatalf("epoch %d: acc %v, want %v", ep, acc, want)
-				}
-				if best != tc.best[ep] || gained != tc.gained[ep] {
-					t.Errorf("epoch %d (%d correct): best %v gained %v, want %v %v", ep, c, best, gained, tc.best[ep], tc.gained[ep])
-				}
-			}
-		})
 	}
 }

@@ -91,20 +91,10 @@ type evalData struct {
 	val, test []uint32
 }
 
-// minValGain is the validation-accuracy gain (a fraction: 0.1 percentage
-// point) over the last counted gain that early stopping counts as progress.
-// Selection still takes every strict improvement. Below 1,000 validation
-// nodes one node more is already a larger gain, so there every new best
-// counts; on large validation sets a gain of a node or two, far inside the
-// noise of the estimate, no longer restarts the patience of f or the GCN
-// (docs/method.md, "Early stopping").
-const minValGain = 1e-3
-
 // selector tracks model selection on validation accuracy.
 type selector struct {
 	ev     *evalData
 	best   float64
-	gained float64 // validation accuracy at the last counted gain
 	res    VariantResult
 	p1     []float64
 	pred   []int8
@@ -114,7 +104,7 @@ type selector struct {
 }
 
 func newSelector(ev *evalData, v Variant) *selector {
-	s := &selector{ev: ev, best: math.Inf(-1), gained: math.Inf(-1), res: VariantResult{Variant: v, BestEpoch: -1}}
+	s := &selector{ev: ev, best: math.Inf(-1), res: VariantResult{Variant: v, BestEpoch: -1}}
 	s.p1 = make([]float64, ev.numNodes)
 	s.avg = make([]float64, 2*ev.numNodes)
 	s.counts = make([]int32, ev.numNodes)
@@ -127,28 +117,24 @@ func newSelector(ev *evalData, v Variant) *selector {
 }
 
 // observe takes P(1) per node for one epoch; it returns the validation
-// accuracy, whether the epoch is the new best (then the test metrics are
-// recorded) and whether it gained at least minValGain over the last counted
-// gain (what early stopping's patience counts).
-func (s *selector) observe(epoch int, p1 []float64) (acc float64, best, gained bool, err error) {
+// accuracy and whether the epoch is the new best (then the test metrics
+// are recorded).
+func (s *selector) observe(epoch int, p1 []float64) (float64, bool, error) {
 	for i, u := range s.ev.val {
 		s.pred[i] = fasd.PredictLabel(p1[u])
 	}
-	acc = fasd.Accuracy(s.pred, s.yval)
+	acc := fasd.Accuracy(s.pred, s.yval)
 	s.res.ValCurve = append(s.res.ValCurve, Num(acc))
-	if gained = acc >= s.gained+minValGain-1e-12 || math.IsInf(s.gained, -1); gained {
-		s.gained = acc
-	}
 	if !(acc > s.best) {
-		return acc, false, gained, nil
+		return acc, false, nil
 	}
 	m, err := fasd.EvaluateNodes(p1, s.ev.labels, s.ev.sens, s.ev.test)
 	if err != nil {
-		return acc, false, gained, err
+		return acc, false, err
 	}
 	s.best = acc
 	s.res.BestEpoch, s.res.ValAcc, s.res.Test = epoch, Num(acc), metricsOf(m)
-	return acc, true, gained, nil
+	return acc, true, nil
 }
 
 // averaged computes P(1) per node from per-subgraph probabilities (§10).
@@ -241,11 +227,11 @@ func trainClassifier(ctx context.Context, cfg *Config, v *view, d int, w *nn.Wor
 		if err != nil {
 			return 0, false, err
 		}
-		acc, improved, gained, err := sel.observe(ep, p1)
+		acc, improved, err := sel.observe(ep, p1)
 		if improved {
 			nn.CopyParams(best.Params(), net.Params())
 		}
-		return acc, pat.observe(gained), err
+		return acc, pat.observe(improved), err
 	}
 	if _, err := trainLoop(ctx, w, t, opt, idx, fc.Epochs, fc.Batch, fasd.NewRand(trainSeed), rep, after); err != nil {
 		return nil, VariantResult{}, err
