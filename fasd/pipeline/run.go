@@ -527,7 +527,6 @@ func Sweep(ctx context.Context, cfg Config, in *Input, steps []int, lambdas []fl
 				return nil, err
 			}
 			m := &Models{Config: cs, D: d, GSen: gsen, ScoreX: sx, ScoreA: sa, Guides: guides}
-			rep.begin(StageDebias, len(sgs))
 			p, err := sweepPoint(ctx, m, orig, w, ev, sd, opt.Scratch, rep)
 			if err != nil {
 				return nil, fmt.Errorf("λ=%g steps=%d: %w", lam, s, err)

@@ -249,6 +249,17 @@ func TestSweep_SpillSameAndGSenOnlyWhenNeeded(t *testing.T) {
 		if got, want := slices.Contains(stages, StageGSen), lambdas[len(lambdas)-1] > 0; got != want {
 			t.Errorf("λ %v: g_sen trained = %v, want %v (stages %v)", lambdas, got, want, stages)
 		}
+		count := func(s Stage) (n int) {
+			for _, x := range stages {
+				if x == s {
+					n++
+				}
+			}
+			return n
+		}
+		if count(StageScore) != len(lambdas) || count(StageDebias) != 2*len(lambdas) || count(StageClassifier) != 2*len(lambdas) {
+			t.Errorf("λ %v: stages %v, want score once per λ, debias and f once per point", lambdas, stages)
+		}
 		open, made := 0, 0
 		newScratch := func() (Scratch, error) {
 			open++
