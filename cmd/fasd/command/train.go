@@ -163,7 +163,7 @@ func printEstimate(w io.Writer, est *pipeline.Estimate, times int) {
 	}
 	fmt.Fprintf(w, "%s (from a short run of every stage, %s):\n", what, est.Took.Round(100*time.Millisecond))
 	secs := func(x float64) time.Duration {
-		return (time.Duration(x*float64(time.Second)) * time.Duration(times)).Round(time.Second)
+		return roundEstimate(time.Duration(x*float64(time.Second)) * time.Duration(times))
 	}
 	for _, s := range est.Stages {
 		line := fmt.Sprintf("  %-18s %s", s.Stage, secs(s.Seconds))
@@ -172,14 +172,24 @@ func printEstimate(w io.Writer, est *pipeline.Estimate, times int) {
 		}
 		fmt.Fprintln(w, line)
 	}
-	total := fmt.Sprintf("  %-18s %s", "total", (est.Total * time.Duration(times)).Round(time.Second))
+	total := fmt.Sprintf("  %-18s %s", "total", roundEstimate(est.Total*time.Duration(times)))
 	if est.MaxTotal > est.Total*101/100 {
-		total += fmt.Sprintf(" (at most %s)", (est.MaxTotal * time.Duration(times)).Round(time.Second))
+		total += fmt.Sprintf(" (at most %s)", roundEstimate(est.MaxTotal*time.Duration(times)))
 	}
 	fmt.Fprintln(w, total)
 	if est.PeakBytes > 0 {
 		fmt.Fprintf(w, "  %-18s %s\n", "peak memory", ByteSize(est.PeakBytes))
 	}
+}
+
+// roundEstimate rounds a printed estimate to whole seconds, or to a tenth
+// of a second below 10 s, so that short stages (most of an NBA run) can be
+// compared with the measured times that follow.
+func roundEstimate(d time.Duration) time.Duration {
+	if d < 10*time.Second {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Second)
 }
 
 // TrainOptions are the flags of fasd train.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // smallSynthStore generates and loads a 200-node biased graph.
@@ -166,4 +167,20 @@ func withoutTimings(t *testing.T, rec string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// Ensure that printed estimates keep a tenth of a second below 10 s and
+// whole seconds above.
+func TestRoundEstimate(t *testing.T) {
+	for _, tc := range []struct{ in, want time.Duration }{
+		{1460 * time.Millisecond, 1500 * time.Millisecond},
+		{40 * time.Millisecond, 0},
+		{9940 * time.Millisecond, 9900 * time.Millisecond},
+		{12400 * time.Millisecond, 12 * time.Second},
+		{83600 * time.Millisecond, 84 * time.Second},
+	} {
+		if got := roundEstimate(tc.in); got != tc.want {
+			t.Errorf("roundEstimate(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
 }
