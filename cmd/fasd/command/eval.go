@@ -47,9 +47,9 @@ func (o *EvalOptions) AddFlags(fs *pflag.FlagSet) {
 	o.Cfg.AddFlags(fs)
 	fs.IntVar(&o.Seeds, "seeds", 10, "number of runs (seeds first-seed, first-seed+1, …)")
 	fs.Uint64Var(&o.FirstSeed, "first-seed", 0, "seed of the first run")
-	fs.BoolVar(&o.Ablations, "ablations", false, "run all variants: "+variantList())
+	fs.BoolVar(&o.Ablations, "ablations", false, "run the variants "+variantList(pipeline.Variants()))
 	fs.BoolVar(&o.JSON, "json", false, "print the report as JSON (schema in the help text)")
-	fs.StringSliceVar(&o.Variants, "variants", nil, "variants to evaluate instead of fasd,no_diffusion (or all with --ablations): "+variantList())
+	fs.StringSliceVar(&o.Variants, "variants", nil, "variants to evaluate instead of fasd,no_diffusion (or those of --ablations): "+variantList(pipeline.AllVariants()))
 	fs.StringSliceVar(&o.References, "reference", nil, "variants to pair every other variant against (default no_diffusion,gcn, each when evaluated); a named reference must be evaluated")
 	fs.BoolVar(&o.Probe, "probe", true, "train a fresh sensitive-attribute probe per variant and report its test AUC (--probe=false skips it)")
 	addSpillFlag(fs, &o.Spill)
@@ -86,6 +86,9 @@ type EvalDiff struct {
 type EvalPaired struct {
 	Reference string    `json:"reference"`
 	Acc       EvalDiff  `json:"acc"`
+	AUC       EvalDiff  `json:"auc"`
+	F1        EvalDiff  `json:"f1"`
+	MacroF1   EvalDiff  `json:"macro_f1"`
 	DP        EvalDiff  `json:"dp"`
 	EO        EvalDiff  `json:"eo"`
 	ProbeAUC  *EvalDiff `json:"probe_auc,omitempty"`
@@ -93,10 +96,13 @@ type EvalPaired struct {
 
 // EvalVariant are the metrics of one variant.
 type EvalVariant struct {
-	Name string   `json:"name"`
-	Acc  EvalStat `json:"acc"`
-	DP   EvalStat `json:"dp"`
-	EO   EvalStat `json:"eo"`
+	Name    string   `json:"name"`
+	Acc     EvalStat `json:"acc"`
+	AUC     EvalStat `json:"auc"`
+	F1      EvalStat `json:"f1"`
+	MacroF1 EvalStat `json:"macro_f1"`
+	DP      EvalStat `json:"dp"`
+	EO      EvalStat `json:"eo"`
 	// ProbeAUC is the fresh probe's test AUC (a fraction, not ×100) and
 	// ProbeData the data it read ("original", or the variant whose
 	// debiased subgraphs it was); both absent with --probe=false.
@@ -152,6 +158,9 @@ func diff(x, ref []float64) EvalDiff {
 // Metric indices of evalValues.
 const (
 	mAcc = iota
+	mAUC
+	mF1
+	mMacroF1
 	mDP
 	mEO
 	mProbe
@@ -250,7 +259,7 @@ func newEvalCommand() *cobra.Command {
 				if o.Ablations {
 					return usagef("eval: --variants and --ablations exclude each other")
 				}
-				if variants, err = parseVariants(o.Variants); err != nil {
+				if variants, err = parseVariants(o.Variants, pipeline.AllVariants()); err != nil {
 					return err
 				}
 			}
@@ -292,7 +301,9 @@ func newEvalCommand() *cobra.Command {
 				return fmt.Errorf("eval: %w", err)
 			}
 			defer view.Close()
-			withGraph := slices.Contains(variants, pipeline.VariantGCN)
+			withGraph := slices.ContainsFunc(variants, func(v pipeline.Variant) bool {
+				return v == pipeline.VariantGCN || v == pipeline.VariantFASDGCN || v == pipeline.VariantMLP
+			})
 			start := time.Now()
 			rep := EvalReport{Preset: cfg.Preset, Config: cfg.TOML(), Level: evalLevel, References: refs}
 			vals := map[pipeline.Variant]*evalValues{}
@@ -336,10 +347,13 @@ func newEvalCommand() *cobra.Command {
 					if vr.Probe != nil {
 						auc, ev.probeData = float64(vr.Probe.AUC), vr.Probe.Data
 					}
-					for m, x := range [nMetrics]float64{100 * float64(vr.Test.Acc), 100 * float64(vr.Test.DP), 100 * float64(vr.Test.EO), auc} {
+					t := &vr.Test
+					for m, x := range [nMetrics]float64{100 * float64(t.Acc), 100 * float64(t.AUC), 100 * float64(t.F1), 100 * float64(t.MacroF1),
+						100 * float64(t.DP), 100 * float64(t.EO), auc} {
 						ev.v[m] = append(ev.v[m], x)
 					}
-					line := fmt.Sprintf("  %-14s acc %s dp %s eo %s", vr.Variant, pct(vr.Test.Acc), pct(vr.Test.DP), pct(vr.Test.EO))
+					line := fmt.Sprintf("  %-14s acc %s auc %s f1 %s macro-f1 %s dp %s eo %s", vr.Variant, pct(t.Acc), pct(t.AUC), pct(t.F1),
+						pct(t.MacroF1), pct(t.DP), pct(t.EO))
 					if vr.Probe != nil {
 						line += " probe AUC " + frac(auc)
 					}
@@ -399,7 +413,8 @@ func evalVariants(report []pipeline.Variant, vals map[pipeline.Variant]*evalValu
 	var out []EvalVariant
 	for _, v := range report {
 		a := vals[v]
-		ev := EvalVariant{Name: string(v), Acc: stat(a.v[mAcc]), DP: stat(a.v[mDP]), EO: stat(a.v[mEO])}
+		ev := EvalVariant{Name: string(v), Acc: stat(a.v[mAcc]), AUC: stat(a.v[mAUC]), F1: stat(a.v[mF1]), MacroF1: stat(a.v[mMacroF1]),
+			DP: stat(a.v[mDP]), EO: stat(a.v[mEO])}
 		if probe {
 			s := stat(a.v[mProbe])
 			ev.ProbeAUC, ev.ProbeData = &s, a.probeData
@@ -409,7 +424,8 @@ func evalVariants(report []pipeline.Variant, vals map[pipeline.Variant]*evalValu
 				continue
 			}
 			b := vals[pipeline.Variant(r)]
-			p := EvalPaired{Reference: r, Acc: diff(a.v[mAcc], b.v[mAcc]), DP: diff(a.v[mDP], b.v[mDP]), EO: diff(a.v[mEO], b.v[mEO])}
+			p := EvalPaired{Reference: r, Acc: diff(a.v[mAcc], b.v[mAcc]), AUC: diff(a.v[mAUC], b.v[mAUC]), F1: diff(a.v[mF1], b.v[mF1]),
+				MacroF1: diff(a.v[mMacroF1], b.v[mMacroF1]), DP: diff(a.v[mDP], b.v[mDP]), EO: diff(a.v[mEO], b.v[mEO])}
 			if probe {
 				d := diff(a.v[mProbe], b.v[mProbe])
 				p.ProbeAUC = &d
@@ -435,7 +451,8 @@ func printEvalTable(w io.Writer, r *EvalReport, perSeed bool) {
 	for i, s := range r.Seeds {
 		seeds[i] = fmt.Sprint(s)
 	}
-	fmt.Fprintf(w, "preset %s, %d seeds (%s); Acc, ΔDP, ΔEO ×100 as mean (population std)", r.Preset, len(r.Seeds), strings.Join(seeds, " "))
+	fmt.Fprintf(w, "preset %s, %d seeds (%s); Acc, AUC, F1 (class 1), macro-F1, ΔDP, ΔEO ×100 as mean (population std)",
+		r.Preset, len(r.Seeds), strings.Join(seeds, " "))
 	if probe {
 		fmt.Fprintf(w, "; probe AUC as a fraction")
 	}
@@ -446,13 +463,13 @@ func printEvalTable(w io.Writer, r *EvalReport, perSeed bool) {
 		width = max(width, len(v.Name))
 	}
 	ms := func(s EvalStat) string { return fmt.Sprintf("%.2f (%.2f)", s.Mean, s.Std) }
-	fmt.Fprintf(w, "%-*s  %-14s %-14s %-14s", width, "variant", "Acc", "ΔDP", "ΔEO")
+	fmt.Fprintf(w, "%-*s  %-14s %-14s %-14s %-14s %-14s %-14s", width, "variant", "Acc", "AUC", "F1", "macro-F1", "ΔDP", "ΔEO")
 	if probe {
 		fmt.Fprintf(w, " %s", "probe AUC")
 	}
 	fmt.Fprintln(w)
 	for _, v := range r.Variants {
-		fmt.Fprintf(w, "%-*s  %-14s %-14s %-14s", width, v.Name, ms(v.Acc), ms(v.DP), ms(v.EO))
+		fmt.Fprintf(w, "%-*s  %-14s %-14s %-14s %-14s %-14s %-14s", width, v.Name, ms(v.Acc), ms(v.AUC), ms(v.F1), ms(v.MacroF1), ms(v.DP), ms(v.EO))
 		if probe {
 			fmt.Fprintf(w, " %s (%s)", frac(v.ProbeAUC.Mean), frac(v.ProbeAUC.Std))
 			if v.ProbeData == pipeline.ProbeData {
@@ -490,7 +507,7 @@ func printEvalTable(w io.Writer, r *EvalReport, perSeed bool) {
 		}
 		fmt.Fprintf(w, "\npaired differences vs %s: variant − %s, mean [%.0f %% CI] over seeds (Student t); * = CI excludes 0\n",
 			ref, ref, 100*r.Level)
-		fmt.Fprintf(w, "%-*s  %-24s %-24s %-24s", width, "variant", "Acc", "ΔDP", "ΔEO")
+		fmt.Fprintf(w, "%-*s  %-24s %-24s %-24s %-24s %-24s", width, "variant", "Acc", "AUC", "macro-F1", "ΔDP", "ΔEO")
 		if probe {
 			fmt.Fprintf(w, " %s", "probe AUC")
 		}
@@ -500,7 +517,7 @@ func printEvalTable(w io.Writer, r *EvalReport, perSeed bool) {
 				if p.Reference != ref {
 					continue
 				}
-				fmt.Fprintf(w, "%-*s  %-24s %-24s %-24s", width, v.Name, ci(p.Acc, f2), ci(p.DP, f2), ci(p.EO, f2))
+				fmt.Fprintf(w, "%-*s  %-24s %-24s %-24s %-24s %-24s", width, v.Name, ci(p.Acc, f2), ci(p.AUC, f2), ci(p.MacroF1, f2), ci(p.DP, f2), ci(p.EO, f2))
 				if probe && p.ProbeAUC != nil {
 					fmt.Fprintf(w, " %s", ci(*p.ProbeAUC, f3))
 				}
@@ -538,6 +555,9 @@ func printEvalTable(w io.Writer, r *EvalReport, perSeed bool) {
 	}
 	fmt.Fprintf(w, "\nper seed")
 	block("Acc", func(v EvalVariant) ([]float64, bool) { return v.Acc.PerSeed, true }, "%7.2f", false)
+	block("AUC", func(v EvalVariant) ([]float64, bool) { return v.AUC.PerSeed, true }, "%7.2f", false)
+	block("F1 (class 1)", func(v EvalVariant) ([]float64, bool) { return v.F1.PerSeed, true }, "%7.2f", false)
+	block("macro-F1", func(v EvalVariant) ([]float64, bool) { return v.MacroF1.PerSeed, true }, "%7.2f", false)
 	block("ΔDP", func(v EvalVariant) ([]float64, bool) { return v.DP.PerSeed, true }, "%7.2f", false)
 	block("ΔEO", func(v EvalVariant) ([]float64, bool) { return v.EO.PerSeed, true }, "%7.2f", false)
 	if probe {
@@ -563,6 +583,8 @@ func printEvalTable(w io.Writer, r *EvalReport, perSeed bool) {
 				}
 			}
 			block("Acc − "+ref, pick(func(p EvalPaired) *EvalDiff { return &p.Acc }), "%+7.2f", true)
+			block("AUC − "+ref, pick(func(p EvalPaired) *EvalDiff { return &p.AUC }), "%+7.2f", true)
+			block("macro-F1 − "+ref, pick(func(p EvalPaired) *EvalDiff { return &p.MacroF1 }), "%+7.2f", true)
 			block("ΔDP − "+ref, pick(func(p EvalPaired) *EvalDiff { return &p.DP }), "%+7.2f", true)
 			block("ΔEO − "+ref, pick(func(p EvalPaired) *EvalDiff { return &p.EO }), "%+7.2f", true)
 			if probe {
