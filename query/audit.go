@@ -104,7 +104,7 @@ func (e *Engine) Audit(ctx context.Context, set string) (*AuditReport, error) {
 			posFair.Add(p.Node)
 		}
 		for k, name := range others {
-			if p.Variants[name][1] > 0.5 {
+			if e.info.ClassOf(p.Variants[name][1]) == 1 {
 				pos[k].Add(p.Node)
 			}
 		}

@@ -231,6 +231,7 @@ func NewTrainedModel(m *pipeline.Models, version string) (*TrainedModel, error) 
 		Sample:      m.Config.SampleOptions(),
 		FeatureHash: m.FeatureHash,
 		Variants:    variantsOf(m),
+		Threshold:   m.Threshold,
 	}}, nil
 }
 

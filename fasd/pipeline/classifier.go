@@ -76,6 +76,9 @@ type VariantResult struct {
 	Variant   Variant `json:"variant"`
 	BestEpoch int     `json:"best_epoch"`
 	ValAcc    Num     `json:"val_acc"`
+	// ValAUC is the validation ROC AUC of the selected epoch (with
+	// classifier.select = "auc"; null otherwise).
+	ValAUC Num `json:"val_auc"`
 	// Threshold is the decision threshold on P(1) (classifier.decision).
 	Threshold Num     `json:"threshold"`
 	Test      Metrics `json:"test"`
@@ -97,12 +100,15 @@ type evalData struct {
 	val, test []uint32
 	// thr is the decision threshold on P(1) (decisionThreshold).
 	thr float64
+	// sel is the model-selection criterion (classifier.select).
+	sel Select
 }
 
 // newEvalData gathers the evaluation arrays and fixes the decision
 // threshold of cfg's rule from the training and validation labels.
 func newEvalData(cfg *Config, in *Input, train, val, test []uint32) *evalData {
-	ev := &evalData{numNodes: in.NumNodes, labels: in.Labels, sens: in.Sens, val: val, test: test, thr: 0.5}
+	ev := &evalData{numNodes: in.NumNodes, labels: in.Labels, sens: in.Sens, val: val, test: test, thr: 0.5,
+		sel: Select(cfg.Classifier.Select)}
 	if Decision(cfg.Classifier.Decision) == DecisionPrior {
 		ev.thr = fasd.PriorThreshold(positiveRate(in.Labels, train), positiveRate(in.Labels, val))
 	}
@@ -133,6 +139,7 @@ type selector struct {
 	yval   []int8
 	avg    []float64
 	counts []int32
+	scores []float64 // validation P(1), for SelectAUC
 }
 
 func newSelector(ev *evalData, v Variant) *selector {
@@ -149,23 +156,37 @@ func newSelector(ev *evalData, v Variant) *selector {
 }
 
 // observe takes P(1) per node for one epoch; it returns the validation
-// accuracy and whether the epoch is the new best (then the test metrics
-// are recorded).
+// accuracy and whether the epoch is the new best by the selection
+// criterion (then the test metrics are recorded).
 func (s *selector) observe(epoch int, p1 []float64) (float64, bool, error) {
 	for i, u := range s.ev.val {
 		s.pred[i] = fasd.PredictAt(p1[u], s.ev.thr)
 	}
 	acc := fasd.Accuracy(s.pred, s.yval)
 	s.res.ValCurve = append(s.res.ValCurve, Num(acc))
-	if !(acc > s.best) {
+	crit, auc := acc, math.NaN()
+	if s.ev.sel == SelectAUC {
+		if s.scores == nil {
+			s.scores = make([]float64, len(s.ev.val))
+		}
+		for i, u := range s.ev.val {
+			s.scores[i] = p1[u]
+		}
+		var err error
+		if auc, err = fasd.AUC(s.scores, s.yval); err != nil {
+			return acc, false, err
+		}
+		crit = auc
+	}
+	if !(crit > s.best) {
 		return acc, false, nil
 	}
 	m, err := fasd.EvaluateScores(p1, s.ev.thr, s.ev.labels, s.ev.sens, s.ev.test)
 	if err != nil {
 		return acc, false, err
 	}
-	s.best = acc
-	s.res.BestEpoch, s.res.ValAcc, s.res.Test = epoch, Num(acc), metricsOf(m)
+	s.best = crit
+	s.res.BestEpoch, s.res.ValAcc, s.res.ValAUC, s.res.Test = epoch, Num(acc), Num(auc), metricsOf(m)
 	return acc, true, nil
 }
 

@@ -37,6 +37,16 @@ const (
 	DecisionPrior Decision = "prior"
 )
 
+// Select is the value of classifier.select.
+type Select string
+
+const (
+	// SelectAcc keeps the epoch with the best validation accuracy.
+	SelectAcc Select = "acc"
+	// SelectAUC keeps the epoch with the best validation ROC AUC.
+	SelectAUC Select = "auc"
+)
+
 // GuideNet is the value of debias.guide_net: what guidance pushes to
 // chance.
 type GuideNet string
@@ -94,6 +104,7 @@ var enums = []struct {
 	{"debias.reverse", fasd.Reverse(0).Names()},
 	{"debias.guide_net", names(GuideGSen, GuideLinear)},
 	{"classifier.decision", names(DecisionHalf, DecisionPrior)},
+	{"classifier.select", names(SelectAcc, SelectAUC)},
 }
 
 func names[T ~string](vs ...T) []string {
