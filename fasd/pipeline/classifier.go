@@ -79,6 +79,11 @@ type VariantResult struct {
 	// ValAUC is the validation ROC AUC of the selected epoch (with
 	// classifier.select = "auc"; null otherwise).
 	ValAUC Num `json:"val_auc"`
+	// Val are the selected epoch's metrics on the validation nodes.
+	Val Metrics `json:"val"`
+	// FellBack is set on fasd_gcn when classifier.fallback chose the
+	// model on the original features (see ClassifierConfig.Fallback).
+	FellBack bool `json:"fell_back,omitempty"`
 	// Threshold is the decision threshold on P(1) (classifier.decision).
 	Threshold Num     `json:"threshold"`
 	Test      Metrics `json:"test"`
@@ -185,6 +190,11 @@ func (s *selector) observe(epoch int, p1 []float64) (float64, bool, error) {
 	if err != nil {
 		return acc, false, err
 	}
+	mv, err := fasd.EvaluateScores(p1, s.ev.thr, s.ev.labels, s.ev.sens, s.ev.val)
+	if err != nil {
+		return acc, false, err
+	}
+	s.res.Val = metricsOf(mv)
 	s.best = crit
 	s.res.BestEpoch, s.res.ValAcc, s.res.ValAUC, s.res.Test = epoch, Num(acc), Num(auc), metricsOf(m)
 	return acc, true, nil

@@ -170,3 +170,30 @@ func TestFASDGCN_Runs(t *testing.T) {
 		t.Errorf("fasd_gcn metrics %+v", m)
 	}
 }
+
+// Ensure the fallback rule: keep the debiased model only when it is
+// strictly fairer on validation at no more than 0.02 AUC below the model on
+// the original features.
+func TestFallBack(t *testing.T) {
+	vr := func(dp, eo, auc float64) *VariantResult {
+		return &VariantResult{Val: Metrics{DP: Num(dp), EO: Num(eo), AUC: Num(auc)}}
+	}
+	nan := math.NaN()
+	for _, tc := range []struct {
+		name      string
+		deb, orig *VariantResult
+		want      bool
+	}{
+		{"fairer, same AUC", vr(0.02, 0.03, 0.80), vr(0.10, 0.05, 0.80), false},
+		{"fairer, 0.015 AUC less", vr(0.02, 0.03, 0.785), vr(0.10, 0.05, 0.80), false},
+		{"fairer, 0.03 AUC less", vr(0.02, 0.03, 0.77), vr(0.10, 0.05, 0.80), true},
+		{"as fair", vr(0.05, 0.05, 0.90), vr(0.05, 0.05, 0.80), true},
+		{"less fair", vr(0.10, 0.05, 0.90), vr(0.02, 0.03, 0.80), true},
+		{"undefined gap", vr(nan, 0.05, 0.70), vr(0.02, 0.03, 0.80), false},
+		{"undefined AUC", vr(0.01, 0.01, nan), vr(0.02, 0.03, 0.80), false},
+	} {
+		if got := fallBack(tc.deb, tc.orig); got != tc.want {
+			t.Errorf("%s: fallBack = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -229,6 +229,15 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", VariantFASDGCN, err)
 			}
+			if cfg.Classifier.Fallback {
+				vo, err := trainFullGraph(ctx, &cfg, in, in.Graph.Edges, in.Graph.X, train, ev, VariantFASDGCN, sd.baseline, rep)
+				if err != nil {
+					return nil, fmt.Errorf("%s (original features): %w", VariantFASDGCN, err)
+				}
+				if fallBack(&vr, &vo) {
+					vr, vr.FellBack = vo, true
+				}
+			}
 			rep.end()
 			if vr.Probe, err = pr.score(ctx, rep, deb, string(VariantFASD)); err != nil {
 				return nil, err

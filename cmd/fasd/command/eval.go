@@ -108,6 +108,9 @@ type EvalVariant struct {
 	// debiased subgraphs it was); both absent with --probe=false.
 	ProbeAUC  *EvalStat `json:"probe_auc,omitempty"`
 	ProbeData string    `json:"probe_data,omitempty"`
+	// FellBack is, per seed, whether fasd_gcn's classifier.fallback kept
+	// the model on the original features (fasd_gcn only).
+	FellBack []bool `json:"fell_back,omitempty"`
 	// Paired are the differences against each reference (none for a
 	// reference against itself).
 	Paired []EvalPaired `json:"paired,omitempty"`
@@ -171,6 +174,7 @@ const (
 // probe AUC (NaN where undefined or not run).
 type evalValues struct {
 	v         [nMetrics][]float64
+	fellBack  []bool
 	probeData string
 }
 
@@ -357,6 +361,12 @@ func newEvalCommand() *cobra.Command {
 					if vr.Probe != nil {
 						line += " probe AUC " + frac(auc)
 					}
+					if vr.Variant == pipeline.VariantFASDGCN {
+						ev.fellBack = append(ev.fellBack, vr.FellBack)
+						if vr.FellBack {
+							line += " (fell back to the original features)"
+						}
+					}
 					fmt.Fprintln(errOut, line)
 				}
 			}
@@ -414,7 +424,7 @@ func evalVariants(report []pipeline.Variant, vals map[pipeline.Variant]*evalValu
 	for _, v := range report {
 		a := vals[v]
 		ev := EvalVariant{Name: string(v), Acc: stat(a.v[mAcc]), AUC: stat(a.v[mAUC]), F1: stat(a.v[mF1]), MacroF1: stat(a.v[mMacroF1]),
-			DP: stat(a.v[mDP]), EO: stat(a.v[mEO])}
+			DP: stat(a.v[mDP]), EO: stat(a.v[mEO]), FellBack: a.fellBack}
 		if probe {
 			s := stat(a.v[mProbe])
 			ev.ProbeAUC, ev.ProbeData = &s, a.probeData
