@@ -27,9 +27,11 @@ func newDemoCommand() *cobra.Command {
 		Long: `Demo runs the main job end to end in DIR (deleted first): generate a graph
 whose bias is removable (gen --preset removable: labels almost independent of
 the sensitive group, which leaks into features and group-homophilous edges),
-load it into an embedded Pebble store, compare FASD with the w/o-Diffusion
-baseline over a few seeds (paired differences with confidence intervals,
-fresh-probe AUC and a verdict in words), train and store one model,
+load it into an embedded Pebble store, compare FASD (f on the debiased
+subgraphs, and fasd_gcn: a GCN on the node-mean debiased features) with the
+w/o-Diffusion baseline, the plain full-graph GCN and the majority-class
+constant over a few seeds (paired differences with confidence intervals,
+fresh-probe AUC and verdicts in words), train and store one model,
 materialize the views, query some nodes, apply an update (new edges and a new
 labelled node), refresh, and print the fairness audit (w/o Diffusion before,
 FASD after) of the views before and after the update. With --fast (the
@@ -76,7 +78,7 @@ graph, --seeds the number of compared runs and --set adds training overrides
 				overrides = append(overrides, "--set", kv)
 			}
 			train := append([]string{"train", "--db", db, "--diagnostics=false"}, overrides...)
-			eval := append([]string{"eval", "--db", db, "--seeds", strconv.Itoa(seeds), "--variants", "fasd,no_diffusion"}, overrides...)
+			eval := append([]string{"eval", "--db", db, "--seeds", strconv.Itoa(seeds), "--variants", "fasd,fasd_gcn,no_diffusion,gcn,majority"}, overrides...)
 			gen := []string{"generate a graph with removable bias", "gen", "--out", dump, "--preset", "removable"}
 			if nodes > 0 {
 				gen = append(gen, "--nodes", strconv.Itoa(nodes))
@@ -89,7 +91,7 @@ graph, --seeds the number of compared runs and --set adds training overrides
 				gen,
 				{"load it into an embedded Pebble store", "load", "--db", db, "--preset", "synth", "--dir", dump},
 				{"graph statistics", "stats", "--db", db},
-				append([]string{"compare FASD with the w/o-Diffusion baseline (paired over seeds)"}, eval...),
+				append([]string{"compare FASD with the w/o-Diffusion baseline and the plain GCN (paired over seeds)"}, eval...),
 				append([]string{"train and store FASD and the w/o-Diffusion baseline"}, train...),
 				{"materialize the fair-prediction views", "materialize", "--db", db},
 				{"fairness audit of the views (before = w/o Diffusion, after = FASD debiasing)", "audit", "--db", db},
