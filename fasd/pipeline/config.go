@@ -184,6 +184,12 @@ type ClassifierConfig struct {
 	// graph, the variant falls back to the undebiased model instead of
 	// serving less fair predictions. No test label is read.
 	Fallback bool `toml:"fallback"`
+	// Neutralize, for the fasd_gcn variant (both of its arms), adds to
+	// every node's features this multiple of the mean features of its
+	// neighbours in the other sensitive group (FairSIN's neutralisation
+	// without its learned part; 0 = off): nodes whose neighbourhood is
+	// one group alone no longer look only like that group.
+	Neutralize float64 `toml:"neutralize"`
 }
 
 // SampleOptions returns the subgraph sampler options of the config (§2).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // nodeMeanFeatures returns, for every node, the mean of its feature rows
@@ -81,4 +82,40 @@ func fallBack(deb, orig *VariantResult) bool {
 	}
 	ad, a0 := float64(deb.Val.AUC), float64(orig.Val.AUC)
 	return !math.IsNaN(ad) && !math.IsNaN(a0) && ad < a0-fallbackAUC
+}
+
+// neutralize returns x (n×d) with k times the mean row of each node's
+// neighbours in the other sensitive group added to the node's row; nodes
+// of unknown group, and neighbours of unknown group, take no part. Sums
+// run in float64 in edge order.
+func neutralize(x []float32, d int, edges [][2]uint32, sens []int8, k float64) []float32 {
+	n := len(x) / d
+	sum := make([]float64, n*d)
+	cnt := make([]int32, n)
+	add := func(u, v uint32) {
+		cnt[u]++
+		row := sum[int(u)*d : (int(u)+1)*d]
+		for j, xv := range x[int(v)*d : (int(v)+1)*d] {
+			row[j] += float64(xv)
+		}
+	}
+	for _, e := range edges {
+		u, v := e[0], e[1]
+		if u == v || int(u) >= n || int(v) >= n || sens[u] < 0 || sens[v] < 0 || sens[u] == sens[v] {
+			continue
+		}
+		add(u, v)
+		add(v, u)
+	}
+	out := slices.Clone(x)
+	for u := 0; u < n; u++ {
+		if cnt[u] == 0 {
+			continue
+		}
+		w := k / float64(cnt[u])
+		for j := 0; j < d; j++ {
+			out[u*d+j] = float32(float64(x[u*d+j]) + w*sum[u*d+j])
+		}
+	}
+	return out
 }

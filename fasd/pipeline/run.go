@@ -225,12 +225,17 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", VariantFASDGCN, err)
 			}
+			x0 := in.Graph.X
+			if k := cfg.Classifier.Neutralize; k != 0 {
+				xm = neutralize(xm, in.D, in.Graph.Edges, in.Sens, k)
+				x0 = neutralize(x0, in.D, in.Graph.Edges, in.Sens, k)
+			}
 			vr, err := trainFullGraph(ctx, &cfg, in, in.Graph.Edges, xm, train, ev, VariantFASDGCN, sd.baseline, rep)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", VariantFASDGCN, err)
 			}
 			if cfg.Classifier.Fallback {
-				vo, err := trainFullGraph(ctx, &cfg, in, in.Graph.Edges, in.Graph.X, train, ev, VariantFASDGCN, sd.baseline, rep)
+				vo, err := trainFullGraph(ctx, &cfg, in, in.Graph.Edges, x0, train, ev, VariantFASDGCN, sd.baseline, rep)
 				if err != nil {
 					return nil, fmt.Errorf("%s (original features): %w", VariantFASDGCN, err)
 				}
