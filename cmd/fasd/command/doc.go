@@ -43,9 +43,11 @@
 //
 // # Crash-injection hook
 //
-// With FASD_TEST_KILL_AT=STAGE:N in the environment (KillAtEnv) the
-// process kills itself at the N-th progress report of STAGE; the crash
-// tests of cmd/fasd use it to stop a command at a chosen stage boundary.
+// In a build with the crashtest tag (go build -tags crashtest, as make
+// crash does), FASD_TEST_KILL_AT=STAGE:N in the environment (KillAtEnv)
+// makes the process kill itself at the N-th progress report of STAGE; the
+// crash tests of cmd/fasd use it to stop a command at a chosen stage
+// boundary. A default build has no such hook: it reads no such variable.
 //
 // Each subcommand has an options struct with AddFlags and a RunE that
 // returns wrapped errors; nothing is global.
