@@ -243,27 +243,25 @@ func TestLoad_ReplaceRefusesDependents(t *testing.T) {
 	if _, err := Load(ctx, s, opts); !errors.Is(err, ErrDependents) || strings.Contains(err.Error(), "package query") {
 		t.Fatalf("replace with runs only: %v", err)
 	}
-	// With the owners' deleters: bad input calls none of them, good input
-	// deletes through them.
+	// Dropping them: bad input drops nothing, good input drops what Drop
+	// names, and Drop must name a prefix that depends on the graph.
 	put("Vm")
-	calls := 0
-	deleter := func(p byte) func(storage.Store) error {
-		return func(st storage.Store) error {
-			calls++
-			_, err := storage.DeletePrefix(st, []byte{p})
-			return err
-		}
-	}
 	bad := smallOptions(t, "id,group,label,f1,f2\n7,a,1,1,2\n7,b,0,3,4\n", "7 8\n")
 	bad.Replace = true
-	bad.Delete = map[byte]func(storage.Store) error{PrefixViews: deleter(PrefixViews), PrefixRuns: deleter(PrefixRuns)}
+	bad.Drop = []byte{PrefixViews, PrefixRuns}
 	before = dumpStore(t, s)
-	if _, err := Load(ctx, s, bad); err == nil || calls != 0 || dumpStore(t, s) != before {
-		t.Fatalf("bad input with deleters: %v, %d deleter calls", err, calls)
+	if _, err := Load(ctx, s, bad); err == nil || dumpStore(t, s) != before {
+		t.Fatalf("bad input with Drop: %v, store changed %v", err, dumpStore(t, s) != before)
 	}
-	opts.Delete = bad.Delete
-	if _, err := Load(ctx, s, opts); err != nil || calls != 2 {
-		t.Fatalf("replace with deleters: %v, %d calls", err, calls)
+	for _, drop := range [][]byte{{prefixNode}, {'Z'}} {
+		opts.Drop = drop
+		if _, err := Load(ctx, s, opts); !errors.Is(err, ErrInvalid) || dumpStore(t, s) != before {
+			t.Fatalf("Drop %q: %v", drop, err)
+		}
+	}
+	opts.Drop = bad.Drop
+	if _, err := Load(ctx, s, opts); err != nil {
+		t.Fatalf("replace with Drop: %v", err)
 	}
 	for _, k := range []string{"Vm", "Tr\x00"} {
 		if _, err := s.Get([]byte(k)); !errors.Is(err, storage.ErrNotFound) {

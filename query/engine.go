@@ -465,9 +465,9 @@ func (e *Engine) readState() (state, error) {
 func (e *Engine) wipe() error { return DeleteViews(e.store) }
 
 // DeleteViews deletes every key of the views (prefix index.PrefixViews) in
-// s, in bounded batches; no engine may have s open. It is the views'
-// deleter for index.LoadOptions.Delete: views are derived from the graph
-// and rebuilt by Materialize.
+// s, in bounded batches; no engine may have s open. Views are derived
+// from the graph and rebuilt by Materialize (a replacing load drops the
+// same prefix through index.LoadOptions.Drop).
 func DeleteViews(s storage.Store) error {
 	if _, err := storage.DeletePrefix(s, []byte{prefixViews}); err != nil {
 		return fmt.Errorf("query: delete views: %w", err)

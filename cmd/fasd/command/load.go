@@ -10,8 +10,6 @@ import (
 	"github.com/fasd-db/fasd/index/dump"
 	"github.com/fasd-db/fasd/index/split"
 	"github.com/fasd-db/fasd/internal/progress"
-	"github.com/fasd-db/fasd/query"
-	"github.com/fasd-db/fasd/runs"
 	"github.com/fasd-db/fasd/storage"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -99,9 +97,9 @@ func (o *LoadOptions) indexOptions(fs *pflag.FlagSet) (*index.LoadOptions, error
 	if o.Replace {
 		// The old graph's views go with it; its trained runs only when
 		// asked (they took hours to train).
-		lo.Delete = map[byte]func(storage.Store) error{index.PrefixViews: query.DeleteViews}
+		lo.Drop = []byte{index.PrefixViews}
 		if o.DropRuns {
-			lo.Delete[index.PrefixRuns] = runs.DeleteAll
+			lo.Drop = append(lo.Drop, index.PrefixRuns)
 		}
 	}
 	so := index.SplitOptions{Mode: index.SplitDIG, Params: split.Pokec}
