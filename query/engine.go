@@ -384,27 +384,16 @@ func (e *Engine) init() error {
 	if err != nil {
 		return err
 	}
-	stale, err := getBitmap(e.store, keyStale)
+	sets, err := getBitmaps(e.store, keyStale, keyAffected, keyRoots, keyDirty)
 	if err != nil {
 		return err
 	}
+	stale, affected, stored, dirty := sets[0], sets[1], sets[2], sets[3]
 	// Nodes whose view an interrupted Materialize or Refresh left to
 	// recompute are stale, whatever the stale set says.
-	affected, err := getBitmap(e.store, keyAffected)
-	if err != nil {
-		return err
-	}
 	stale.Or(affected)
 	if st.Marked != ver {
 		// The graph changed without dirty marks: distrust every subgraph.
-		stored, err := getBitmap(e.store, keyRoots)
-		if err != nil {
-			return err
-		}
-		dirty, err := getBitmap(e.store, keyDirty)
-		if err != nil {
-			return err
-		}
 		dirty.Or(stored)
 		v, err := e.g.View()
 		if err != nil {
