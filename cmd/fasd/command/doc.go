@@ -35,7 +35,8 @@
 //	1  failure (I/O, engine errors, anything not below)
 //	2  usage: unknown command or flag, missing or invalid flag value
 //	3  bad input: a dump file is missing or malformed (the message names
-//	   file:line and column)
+//	   file:line and column), or an update is invalid for the graph
+//	   (query.ErrInvalid, naming the field)
 //	4  store state: the store holds an incomplete load (reload with
 //	   --replace), already holds a graph (use --replace), holds no graph,
 //	   was made by the other backend or an unknown format, is corrupt, or

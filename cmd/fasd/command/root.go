@@ -31,7 +31,8 @@ const exitHelp = `Exit codes:
   3  bad input: a dump file is missing or malformed (file:line in the message),
      or describes a degenerate graph (no nodes, no edge kept, one label
      class, one sensitive group; the message names the override flag), or
-     an update gives a feature value far outside the loaded range
+     an update is invalid for the graph (a feature count, a value far
+     outside the loaded range, a split rule; the message names the field)
   4  store state: incomplete load (reload with --replace), graph already
      present (use --replace), no graph, other backend, unknown format, corrupt,
      no trained models (run fasd train first), store open in another process,
@@ -80,7 +81,7 @@ func ExitCode(err error) int {
 		errors.Is(err, storage.ErrBackendMismatch), errors.Is(err, storage.ErrFormat), errors.Is(err, storage.ErrNotStore), errors.Is(err, storage.ErrLocked),
 		errors.Is(err, query.ErrNoModel):
 		return ExitStoreState
-	case errors.As(err, &de), errors.Is(err, fs.ErrNotExist), errors.Is(err, index.ErrDegenerate):
+	case errors.As(err, &de), errors.Is(err, fs.ErrNotExist), errors.Is(err, index.ErrDegenerate), errors.Is(err, query.ErrInvalid):
 		return ExitBadInput
 	}
 	return ExitFailure
