@@ -7,8 +7,9 @@ package main
 // `;`, `|` chains) and in inline code spans, is parsed without being run:
 //
 //   - fasd: the subcommand exists in command.NewRoot and every flag is one
-//     of its flags (local or inherited); a flag's value is set through the
-//     flag's own parser unless it is a placeholder in capitals (DIR, N);
+//     of its flags (local or inherited) and not hidden (an old spelling); a
+//     flag's value is set through the flag's own parser unless it is a
+//     placeholder in capitals (DIR, N);
 //   - go test: the package directories exist and the top level of -bench
 //     names at least one Benchmark function declared in them;
 //   - go build/run/vet of a local package: the directory exists;
@@ -73,14 +74,15 @@ func TestDocChecker(t *testing.T) {
 		want string // "" for no error, else a substring of the error
 	}{
 		{"fasd train --db NBA --seed 0 --no-save", ""},
-		{"bin/fasd load --db /tmp/db --preset nba --dir ../shared/datasets/nba", ""},
+		{"bin/fasd load --db /tmp/db --dataset nba --dir ../shared/datasets/nba", ""},
 		{"/usr/bin/time -v nice -n 10 fasd train --db X --max-memory 1GiB --max-time 30m", ""},
 		{"fasd eval --db D --seeds N --retune 'debias.reverse=sde,debias.guide_weight=0'", ""},
-		{"fasd gen --out D && fasd load --db DB --preset synth --dir D", ""},
+		{"fasd gen --out D && fasd load --db DB --dataset synth --dir D", ""},
 		{"fasd --help", ""},
 		{"fasd train --made-up-flag 3", `unknown flag --made-up-flag`},
 		{"fasd gen --out D && fasd load --db DB --no-such", `unknown flag --no-such`},
 		{"fasd trian --db X", `unknown subcommand "trian"`},
+		{"fasd load --db X --preset nba", `--preset is hidden`},
 		{"fasd train --seed minus-one", `invalid value "minus-one" for --seed`},
 		{"fasd train --db", `needs a value`},
 		{"FASD_BENCH_LARGE=1 go test ./index/ -run '^$' -bench 'Sample|Ball2' -benchmem", ""},
@@ -106,7 +108,7 @@ func TestDocChecker(t *testing.T) {
 }
 
 func TestQuotedCommands(t *testing.T) {
-	doc := "Intro `fasd stats --db D` and `--preset small`.\n" +
+	doc := "Intro `fasd stats --db D` and `--size small`.\n" +
 		"\n" +
 		"    make build                  # → bin/fasd\n" +
 		"    $ fasd load --db /tmp/mine --nodes people.csv \\\n" +
@@ -124,7 +126,7 @@ func TestQuotedCommands(t *testing.T) {
 	}
 	want := []string{
 		"fasd stats --db D",
-		"--preset small",
+		"--size small",
 		"make build                  # → bin/fasd",
 		"fasd load --db /tmp/mine --nodes people.csv --id-col person_id",
 		"loaded dump (people.csv) into /tmp/mine",
@@ -375,6 +377,9 @@ func (c *docChecker) checkFasd(args []string) error {
 		}
 		if f == nil {
 			return fmt.Errorf("fasd %s: unknown flag %s", cmd.Name(), a)
+		}
+		if f.Hidden {
+			return fmt.Errorf("fasd %s: %s is hidden from --help (an old spelling): quote the current one", cmd.Name(), a)
 		}
 		if !hasVal && f.NoOptDefVal == "" {
 			if i+1 >= len(rest) {

@@ -25,7 +25,7 @@ func newDemoCommand() *cobra.Command {
 		Use:   "demo [--dir DIR] [--nodes N] [--seeds S] [--set key=val ...]",
 		Short: "Run the whole chain on a generated biased graph",
 		Long: `Demo runs the main job end to end in DIR (deleted first): generate a graph
-whose bias is removable (gen --preset removable: labels almost independent of
+whose bias is removable (gen --size removable: labels almost independent of
 the sensitive group, which leaks into features and group-homophilous edges),
 load it into an embedded Pebble store, compare FASD with the w/o-Diffusion
 baseline over a few seeds (paired differences with confidence intervals,
@@ -77,7 +77,7 @@ graph, --seeds the number of compared runs and --set adds training overrides
 			}
 			train := append([]string{"train", "--db", db, "--diagnostics=false"}, overrides...)
 			eval := append([]string{"eval", "--db", db, "--seeds", strconv.Itoa(seeds), "--variants", "fasd,no_diffusion"}, overrides...)
-			gen := []string{"generate a graph with removable bias", "gen", "--out", dump, "--preset", "removable"}
+			gen := []string{"generate a graph with removable bias", "gen", "--out", dump, "--size", "removable"}
 			if nodes > 0 {
 				gen = append(gen, "--nodes", strconv.Itoa(nodes))
 			}
@@ -87,7 +87,7 @@ graph, --seeds the number of compared runs and --set adds training overrides
 			}
 			steps := [][]string{
 				gen,
-				{"load it into an embedded Pebble store", "load", "--db", db, "--preset", "synth", "--dir", dump},
+				{"load it into an embedded Pebble store", "load", "--db", db, "--dataset", "synth", "--dir", dump},
 				{"graph statistics", "stats", "--db", db},
 				append([]string{"compare FASD with the w/o-Diffusion baseline (paired over seeds)"}, eval...),
 				append([]string{"train and store FASD and the w/o-Diffusion baseline"}, train...),

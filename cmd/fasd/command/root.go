@@ -98,9 +98,10 @@ Badger) and serves fair node predictions with FASD (Fairness-Aware Subgraph
 Diffusion).
 
 ` + exitHelp,
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		Args:          cobra.ArbitraryArgs,
+		SilenceUsage:     true,
+		SilenceErrors:    true,
+		Args:             cobra.ArbitraryArgs,
+		PersistentPreRun: warnOldSpellings,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usagef("unknown command %q for fasd (see fasd --help)", args[0])
@@ -112,7 +113,9 @@ Diffusion).
 	root.SetErr(errOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
 	root.AddCommand(newGenCommand(), newLoadCommand(), newStatsCommand(), newCheckCommand())
-	root.AddCommand(newTrainCommand(), newEvalCommand(), newSweepCommand())
+	train, eval, sweep := newTrainCommand(), newEvalCommand(), newSweepCommand()
+	renameProfileFlags(train, eval, sweep)
+	root.AddCommand(train, eval, sweep)
 	root.AddCommand(newMaterializeCommand(), newPredictCommand(), newUpdateCommand(), newRefreshCommand(),
 		newAuditCommand(), newServeCommand(), newDemoCommand())
 	return root
