@@ -47,7 +47,7 @@ graph, --seeds the number of compared runs and --set adds training overrides
 				return usagef("demo: --seeds %d: at least 2 (paired confidence intervals need two)", seeds)
 			}
 			if nodes != 0 && nodes < demoMinNodes {
-				return usagef("demo: --nodes %d: at least %d (0: the preset's size)", nodes, demoMinNodes)
+				return usagef("demo: --nodes %d: at least %d (0: the removable size's)", nodes, demoMinNodes)
 			}
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if err := os.RemoveAll(dir); err != nil {

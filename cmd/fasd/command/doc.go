@@ -7,16 +7,21 @@
 //
 // The graph (package index):
 //
-//	fasd gen   --out DIR [--preset small|pokec] [knobs]     write a synthetic biased dump
-//	fasd load  --db DIR --preset NAME [--dir D | --nodes F --edges F] [column flags]
+//	fasd gen   --out DIR [--size small|removable|pokec] [knobs]   write a synthetic biased dump
+//	fasd load  --db DIR (--dataset NAME [--dir D] | --nodes F --edges F [column flags])
 //	fasd stats --db DIR [--json]                             summarise the stored graph
 //	fasd check --db DIR                                      verify every stored invariant
 //
 // The method (package fasd/pipeline, run through package runs):
 //
-//	fasd train --db DIR --preset NAME [--seed S] [--config F.toml] [--set key=val ...]
-//	fasd eval  --db DIR --preset NAME [--seeds 5] [--ablations] [--json]
-//	fasd sweep --db DIR --preset NAME [--steps 1,2,3,5,8] [--lambdas 0,0.1,1,10] [--out DIR]
+//	fasd train --db DIR [--profile NAME] [--seed S] [--config F.toml] [--set key=val ...]
+//	fasd eval  --db DIR [--profile NAME] [--seeds 10] [--ablations] [--json]
+//	fasd sweep --db DIR [--profile NAME] [--steps 1,2,3,5,8] [--lambdas 0,0.1,1,10] [--out DIR]
+//
+// A dataset (load) is a published graph's file names and conventions, a
+// profile (train, eval, sweep) a set of hyper-parameters, a size (gen) a
+// generator setting; --preset, the one name all three had, still works as
+// an old spelling (flagnames.go).
 //
 // The engine and its views (package query; serve puts it behind package
 // httpapi):
