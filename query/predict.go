@@ -241,14 +241,11 @@ func (e *Engine) cold(ctx context.Context, u uint32) (Prediction, error) {
 // missing candidates are the roots within Depth hops of u (members of an
 // Algorithm 3 or hop subgraph lie within Depth hops of its root).
 func (e *Engine) coldCandidates(v *index.View, u uint32) (*roaring.Bitmap, error) {
-	dirty, err := getBitmap(e.store, keyDirty)
+	sets, err := getBitmaps(e.store, keyDirty, keyRoots)
 	if err != nil {
 		return nil, err
 	}
-	stored, err := getBitmap(e.store, keyRoots)
-	if err != nil {
-		return nil, err
-	}
+	dirty, stored := sets[0], sets[1]
 	rs, err := rootSet(v)
 	if err != nil {
 		return nil, err
@@ -459,14 +456,11 @@ func (e *Engine) Status() (Status, error) {
 		return Status{}, err
 	}
 	defer snap.Close()
-	stored, err := getBitmap(snap, keyRoots)
+	sets, err := getBitmaps(snap, keyRoots, keyDirty)
 	if err != nil {
 		return Status{}, err
 	}
-	dirty, err := getBitmap(snap, keyDirty)
-	if err != nil {
-		return Status{}, err
-	}
+	stored, dirty := sets[0], sets[1]
 	return Status{
 		Model: e.info.Version, GraphVersion: e.version.Load(), Refreshed: e.refreshed.Load(),
 		Complete: e.complete.Load(), Roots: int(stored.GetCardinality()),

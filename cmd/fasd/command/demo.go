@@ -25,7 +25,7 @@ func newDemoCommand() *cobra.Command {
 		Use:   "demo [--dir DIR] [--nodes N] [--seeds S] [--set key=val ...]",
 		Short: "Run the whole chain on a generated biased graph",
 		Long: `Demo runs the main job end to end in DIR (deleted first): generate a graph
-whose bias is removable (gen --preset removable: labels almost independent of
+whose bias is removable (gen --size removable: labels almost independent of
 the sensitive group, which leaks into features and group-homophilous edges),
 load it into an embedded Pebble store, compare FASD (f on the debiased
 subgraphs, and fasd_gcn: a GCN on the node-mean debiased features) with the
@@ -49,7 +49,7 @@ graph, --seeds the number of compared runs and --set adds training overrides
 				return usagef("demo: --seeds %d: at least 2 (paired confidence intervals need two)", seeds)
 			}
 			if nodes != 0 && nodes < demoMinNodes {
-				return usagef("demo: --nodes %d: at least %d (0: the preset's size)", nodes, demoMinNodes)
+				return usagef("demo: --nodes %d: at least %d (0: the removable size's)", nodes, demoMinNodes)
 			}
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if err := os.RemoveAll(dir); err != nil {
@@ -79,7 +79,7 @@ graph, --seeds the number of compared runs and --set adds training overrides
 			}
 			train := append([]string{"train", "--db", db, "--diagnostics=false"}, overrides...)
 			eval := append([]string{"eval", "--db", db, "--seeds", strconv.Itoa(seeds), "--variants", "fasd,fasd_gcn,no_diffusion,gcn,majority"}, overrides...)
-			gen := []string{"generate a graph with removable bias", "gen", "--out", dump, "--preset", "removable"}
+			gen := []string{"generate a graph with removable bias", "gen", "--out", dump, "--size", "removable"}
 			if nodes > 0 {
 				gen = append(gen, "--nodes", strconv.Itoa(nodes))
 			}
@@ -89,7 +89,7 @@ graph, --seeds the number of compared runs and --set adds training overrides
 			}
 			steps := [][]string{
 				gen,
-				{"load it into an embedded Pebble store", "load", "--db", db, "--preset", "synth", "--dir", dump},
+				{"load it into an embedded Pebble store", "load", "--db", db, "--dataset", "synth", "--dir", dump},
 				{"graph statistics", "stats", "--db", db},
 				append([]string{"compare FASD with the w/o-Diffusion baseline and the plain GCN (paired over seeds)"}, eval...),
 				append([]string{"train and store FASD and the w/o-Diffusion baseline"}, train...),

@@ -259,7 +259,7 @@ A time estimate is printed before the runs start.
 func newEvalCommand() *cobra.Command {
 	o := &EvalOptions{}
 	cmd := &cobra.Command{
-		Use:   "eval --db DIR --preset NAME [--seeds 10] [--ablations] [--reference V,…] [--json]",
+		Use:   "eval --db DIR [--profile NAME] [--seeds 10] [--ablations] [--reference V,…] [--json]",
 		Short: "Evaluate FASD over several seeds: Acc, ΔDP, ΔEO, probe AUC and paired differences with 95 % CIs",
 		Long:  evalLong,
 		Args:  noArgs,

@@ -31,7 +31,8 @@ const exitHelp = `Exit codes:
   3  bad input: a dump file is missing or malformed (file:line in the message),
      or describes a degenerate graph (no nodes, no edge kept, one label
      class, one sensitive group; the message names the override flag), or
-     an update gives a feature value far outside the loaded range
+     an update is invalid for the graph (a feature count, a value far
+     outside the loaded range, a split rule; the message names the field)
   4  store state: incomplete load (reload with --replace), graph already
      present (use --replace), no graph, other backend, unknown format, corrupt,
      no trained models (run fasd train first), store open in another process,
@@ -80,7 +81,7 @@ func ExitCode(err error) int {
 		errors.Is(err, storage.ErrBackendMismatch), errors.Is(err, storage.ErrFormat), errors.Is(err, storage.ErrNotStore), errors.Is(err, storage.ErrLocked),
 		errors.Is(err, query.ErrNoModel):
 		return ExitStoreState
-	case errors.As(err, &de), errors.Is(err, fs.ErrNotExist), errors.Is(err, index.ErrDegenerate):
+	case errors.As(err, &de), errors.Is(err, fs.ErrNotExist), errors.Is(err, index.ErrDegenerate), errors.Is(err, query.ErrInvalid):
 		return ExitBadInput
 	}
 	return ExitFailure
@@ -97,9 +98,10 @@ Badger) and serves fair node predictions with FASD (Fairness-Aware Subgraph
 Diffusion).
 
 ` + exitHelp,
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		Args:          cobra.ArbitraryArgs,
+		SilenceUsage:     true,
+		SilenceErrors:    true,
+		Args:             cobra.ArbitraryArgs,
+		PersistentPreRun: warnOldSpellings,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usagef("unknown command %q for fasd (see fasd --help)", args[0])
@@ -111,7 +113,9 @@ Diffusion).
 	root.SetErr(errOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
 	root.AddCommand(newGenCommand(), newLoadCommand(), newStatsCommand(), newCheckCommand())
-	root.AddCommand(newTrainCommand(), newEvalCommand(), newSweepCommand())
+	train, eval, sweep := newTrainCommand(), newEvalCommand(), newSweepCommand()
+	renameProfileFlags(train, eval, sweep)
+	root.AddCommand(train, eval, sweep)
 	root.AddCommand(newMaterializeCommand(), newPredictCommand(), newUpdateCommand(), newRefreshCommand(),
 		newAuditCommand(), newServeCommand(), newDemoCommand())
 	return root

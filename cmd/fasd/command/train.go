@@ -263,7 +263,7 @@ func parseVariants(names []string, known []pipeline.Variant) ([]pipeline.Variant
 func newTrainCommand() *cobra.Command {
 	o := &TrainOptions{}
 	cmd := &cobra.Command{
-		Use:   "train --db DIR --preset NAME [--seed S] [--config F.toml] [--set key=val ...]",
+		Use:   "train --db DIR [--profile NAME] [--seed S] [--config F.toml] [--set key=val ...]",
 		Short: "Train FASD (g_sen, score networks, debiasing, classifier) and store the models",
 		Long: `Train runs the FASD pipeline on the stored graph: it samples one subgraph per
 labelled node, trains g_sen, the fairness-aware score networks and the

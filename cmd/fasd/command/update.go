@@ -92,9 +92,8 @@ changes affect the next fasd train, not the current models.
 				return err
 			}
 			defer func() { err = errors.Join(err, e.Close()) }()
-			if err := u.Validate(len(e.Graph().Schema().Features)); err != nil {
-				return usagef("update: %v", err)
-			}
+			// ApplyExternal validates the update (errors wrapping
+			// query.ErrInvalid: exit 3, bad input) before it writes.
 			rep, err := e.ApplyExternal(cmd.Context(), u)
 			if err != nil {
 				return fmt.Errorf("update: %w", err)
