@@ -21,8 +21,8 @@ func TestFASDGCN_FairerThanGCNOnRemovableBias(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Sens.Epochs, cfg.Score.Budget = 20, 2000
-	cfg.Classifier.Epochs, cfg.Baseline.Epochs = 20, 150
+	cfg.Sens.Epochs, cfg.Score.Budget = 20, 1000
+	cfg.Classifier.Epochs, cfg.Baseline.Epochs = 20, 100
 	var dDP, dAcc float64
 	const seeds = 3
 	for s := uint64(0); s < seeds; s++ {
