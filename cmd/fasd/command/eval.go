@@ -108,12 +108,24 @@ type EvalVariant struct {
 	// debiased subgraphs it was); both absent with --probe=false.
 	ProbeAUC  *EvalStat `json:"probe_auc,omitempty"`
 	ProbeData string    `json:"probe_data,omitempty"`
+	// Val are the selected epochs' validation metrics per seed (×100,
+	// undefined -1): what a rule that picks a predictor without test
+	// labels can read.
+	Val *EvalVal `json:"val,omitempty"`
 	// FellBack is, per seed, whether fasd_gcn's classifier.fallback kept
 	// the model on the original features (fasd_gcn only).
 	FellBack []bool `json:"fell_back,omitempty"`
 	// Paired are the differences against each reference (none for a
 	// reference against itself).
 	Paired []EvalPaired `json:"paired,omitempty"`
+}
+
+// EvalVal are a variant's validation metrics per seed.
+type EvalVal struct {
+	Acc []float64 `json:"acc"`
+	AUC []float64 `json:"auc"`
+	DP  []float64 `json:"dp"`
+	EO  []float64 `json:"eo"`
 }
 
 // EvalReport is the output of fasd eval --json (see the command's help for
@@ -174,6 +186,7 @@ const (
 // probe AUC (NaN where undefined or not run).
 type evalValues struct {
 	v         [nMetrics][]float64
+	val       EvalVal
 	fellBack  []bool
 	probeData string
 }
@@ -237,6 +250,8 @@ JSON (--json): an object with
                 the population std; undefined values are -1
     probe_auc   {mean, std, per_seed}  fraction; absent with --probe=false
     probe_data  "original" or the variant whose debiased data the probe read
+    val         {acc, auc, dp, eo}  per seed, the selected epoch's metrics
+                on the validation nodes (×100, undefined -1)
     fell_back   [bool]  fasd_gcn only: per seed, whether classifier.fallback
                 kept the model on the original features
     paired      [object], one per reference other than the variant itself:
@@ -370,6 +385,11 @@ func newEvalCommand() *cobra.Command {
 					if vr.Probe != nil {
 						auc, ev.probeData = float64(vr.Probe.AUC), vr.Probe.Data
 					}
+					vm := &vr.Val
+					ev.val.Acc = append(ev.val.Acc, safe(100*float64(vm.Acc)))
+					ev.val.AUC = append(ev.val.AUC, safe(100*float64(vm.AUC)))
+					ev.val.DP = append(ev.val.DP, safe(100*float64(vm.DP)))
+					ev.val.EO = append(ev.val.EO, safe(100*float64(vm.EO)))
 					t := &vr.Test
 					for m, x := range [nMetrics]float64{100 * float64(t.Acc), 100 * float64(t.AUC), 100 * float64(t.F1), 100 * float64(t.MacroF1),
 						100 * float64(t.DP), 100 * float64(t.EO), auc} {
@@ -444,6 +464,10 @@ func evalVariants(report []pipeline.Variant, vals map[pipeline.Variant]*evalValu
 		a := vals[v]
 		ev := EvalVariant{Name: string(v), Acc: stat(a.v[mAcc]), AUC: stat(a.v[mAUC]), F1: stat(a.v[mF1]), MacroF1: stat(a.v[mMacroF1]),
 			DP: stat(a.v[mDP]), EO: stat(a.v[mEO]), FellBack: a.fellBack}
+		if len(a.val.Acc) > 0 {
+			val := a.val
+			ev.Val = &val
+		}
 		if probe {
 			s := stat(a.v[mProbe])
 			ev.ProbeAUC, ev.ProbeData = &s, a.probeData

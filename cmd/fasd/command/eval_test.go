@@ -16,7 +16,7 @@ import (
 // (the GCN's being w/o Diffusion's).
 func TestEvalCommand_PairedJSON(t *testing.T) {
 	db := smallSynthStore(t)
-	out, err, code := run(t, append([]string{"eval", "--db", db, "--preset", "synth", "--seeds", "3", "--variants", "fasd,no_diffusion,gcn", "--json"}, fastSets...)...)
+	out, err, code := run(t, append([]string{"eval", "--db", db, "--preset", "synth", "--seeds", "3", "--variants", "fasd,no_diffusion,gcn,fasd_gcn,mlp,majority", "--json"}, fastSets...)...)
 	if err != nil {
 		t.Fatalf("eval: %v (exit %d)", err, code)
 	}
@@ -30,6 +30,18 @@ func TestEvalCommand_PairedJSON(t *testing.T) {
 	byName := map[string]EvalVariant{}
 	for _, v := range rep.Variants {
 		byName[v.Name] = v
+		if v.Val == nil || len(v.Val.AUC) != 3 || len(v.AUC.PerSeed) != 3 || len(v.MacroF1.PerSeed) != 3 {
+			t.Fatalf("%s: validation metrics %+v, AUC %+v, macro-F1 %+v", v.Name, v.Val, v.AUC, v.MacroF1)
+		}
+		if v.Name == "majority" {
+			if v.AUC.Mean != 50 || v.DP.Mean != 0 || v.EO.Mean != 0 || !(v.MacroF1.Mean <= 50) {
+				t.Errorf("majority: AUC %v ΔDP %v ΔEO %v macro-F1 %v", v.AUC.Mean, v.DP.Mean, v.EO.Mean, v.MacroF1.Mean)
+			}
+			continue
+		}
+		if (v.Name == "fasd_gcn") != (len(v.FellBack) == 3) {
+			t.Errorf("%s: fell_back %v", v.Name, v.FellBack)
+		}
 		if v.ProbeAUC == nil || len(v.ProbeAUC.PerSeed) != 3 || v.ProbeData == "" {
 			t.Fatalf("%s: probe %+v data %q", v.Name, v.ProbeAUC, v.ProbeData)
 		}
@@ -48,19 +60,29 @@ func TestEvalCommand_PairedJSON(t *testing.T) {
 			t.Errorf("seed %d: gcn probe %v, no_diffusion %v", i, gcn.ProbeAUC.PerSeed[i], nd.ProbeAUC.PerSeed[i])
 		}
 	}
-	wantRefs := map[string]string{"fasd": "no_diffusion,gcn", "no_diffusion": "gcn", "gcn": "no_diffusion"}
+	if byName["fasd_gcn"].ProbeData != "fasd" || byName["mlp"].ProbeData != pipeline.ProbeData {
+		t.Errorf("probe data: fasd_gcn %q, mlp %q", byName["fasd_gcn"].ProbeData, byName["mlp"].ProbeData)
+	}
+	wantRefs := map[string]string{"fasd": "no_diffusion,gcn", "no_diffusion": "gcn", "gcn": "no_diffusion",
+		"fasd_gcn": "no_diffusion,gcn", "mlp": "no_diffusion,gcn", "majority": "no_diffusion,gcn"}
 	for name, want := range wantRefs {
 		v := byName[name]
 		var refs []string
 		for _, p := range v.Paired {
 			refs = append(refs, p.Reference)
 			r := byName[p.Reference]
-			for _, c := range []struct {
+			type check struct {
 				metric string
 				d      EvalDiff
 				x, ref []float64
-			}{{"acc", p.Acc, v.Acc.PerSeed, r.Acc.PerSeed}, {"dp", p.DP, v.DP.PerSeed, r.DP.PerSeed},
-				{"eo", p.EO, v.EO.PerSeed, r.EO.PerSeed}, {"probe_auc", *p.ProbeAUC, v.ProbeAUC.PerSeed, r.ProbeAUC.PerSeed}} {
+			}
+			checks := []check{{"acc", p.Acc, v.Acc.PerSeed, r.Acc.PerSeed}, {"dp", p.DP, v.DP.PerSeed, r.DP.PerSeed},
+				{"eo", p.EO, v.EO.PerSeed, r.EO.PerSeed}, {"auc", p.AUC, v.AUC.PerSeed, r.AUC.PerSeed},
+				{"macro_f1", p.MacroF1, v.MacroF1.PerSeed, r.MacroF1.PerSeed}}
+			if name != "majority" { // the constant has no training data to probe
+				checks = append(checks, check{"probe_auc", *p.ProbeAUC, v.ProbeAUC.PerSeed, r.ProbeAUC.PerSeed})
+			}
+			for _, c := range checks {
 				var sum float64
 				for i := range c.x {
 					if got := float64(c.d.PerSeed[i]); math.Abs(got-(c.x[i]-c.ref[i])) > 1e-9 {
