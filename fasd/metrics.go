@@ -20,6 +20,29 @@ func PredictAt(p1, thr float64) int8 {
 	return 0
 }
 
+// PriorShiftZ is the two-proportion z statistic beyond which
+// ShiftedPriorThreshold takes a difference of class priors for a real shift
+// (two-sided p < 0.01) rather than sampling noise.
+const PriorShiftZ = 2.576
+
+// ShiftedPriorThreshold is PriorThreshold(piTrain, piTarget) when the two
+// positive rates, measured on nTrain and nTarget labels, differ beyond
+// sampling noise (pooled two-proportion z test, |z| ≥ PriorShiftZ), and 0.5
+// otherwise: a split that draws training and validation nodes from one
+// population (NBA's) keeps the plain rule; a class-balanced training split
+// over an imbalanced population (NIFTY's German and Income) is corrected.
+func ShiftedPriorThreshold(piTrain float64, nTrain int, piTarget float64, nTarget int) float64 {
+	if nTrain < 1 || nTarget < 1 || math.IsNaN(piTrain) || math.IsNaN(piTarget) {
+		return 0.5
+	}
+	p := (piTrain*float64(nTrain) + piTarget*float64(nTarget)) / float64(nTrain+nTarget)
+	se := math.Sqrt(p * (1 - p) * (1/float64(nTrain) + 1/float64(nTarget)))
+	if !(se > 0) || math.Abs(piTarget-piTrain)/se < PriorShiftZ {
+		return 0.5
+	}
+	return PriorThreshold(piTrain, piTarget)
+}
+
 // PriorThreshold is the decision threshold on P(1) that corrects a
 // classifier trained with positive-class prior piTrain for a population
 // whose prior is piTarget (Bayes' rule with shifted priors: predict 1 iff

@@ -286,3 +286,33 @@ func TestPriorThreshold(t *testing.T) {
 		}
 	}
 }
+
+// Ensure that the prior correction applies only to shifts beyond sampling
+// noise: German's and Income's NIFTY splits are corrected, a same-population
+// split with noisy rates is not.
+func TestShiftedPriorThreshold(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		piT       float64
+		nT        int
+		piV       float64
+		nV        int
+		corrected bool
+	}{
+		{"German (50/50 of 100, 70/30 of 250)", 0.5, 100, 0.7, 250, true},
+		{"Income (50/50 of 1000, 22/78 of 3705)", 0.5, 1000, 0.2166, 3705, true},
+		{"noise (0.42 of 24, 0.6 of 24)", 0.42, 24, 0.6, 24, false},
+		{"noise (0.45 of 62, 0.52 of 110)", 0.45, 62, 0.52, 110, false},
+		{"equal", 0.3, 1000, 0.3, 1000, false},
+		{"no labels", math.NaN(), 0, 0.5, 10, false},
+	} {
+		got := ShiftedPriorThreshold(tc.piT, tc.nT, tc.piV, tc.nV)
+		want := 0.5
+		if tc.corrected {
+			want = PriorThreshold(tc.piT, tc.piV)
+		}
+		if math.Abs(got-want) > 1e-12 || tc.corrected == (got == 0.5) {
+			t.Errorf("%s: threshold %v, want %v", tc.name, got, want)
+		}
+	}
+}

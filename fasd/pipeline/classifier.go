@@ -115,7 +115,7 @@ func newEvalData(cfg *Config, in *Input, train, val, test []uint32) *evalData {
 	ev := &evalData{numNodes: in.NumNodes, labels: in.Labels, sens: in.Sens, val: val, test: test, thr: 0.5,
 		sel: Select(cfg.Classifier.Select)}
 	if Decision(cfg.Classifier.Decision) == DecisionPrior {
-		ev.thr = fasd.PriorThreshold(positiveRate(in.Labels, train), positiveRate(in.Labels, val))
+		ev.thr = fasd.ShiftedPriorThreshold(positiveRate(in.Labels, train), len(train), positiveRate(in.Labels, val), len(val))
 	}
 	return ev
 }

@@ -31,9 +31,9 @@ type Decision string
 const (
 	// DecisionHalf predicts class 1 iff P(1) > 0.5 (the paper).
 	DecisionHalf Decision = "half"
-	// DecisionPrior predicts class 1 iff P(1) > fasd.PriorThreshold(π_train,
-	// π_val): the training labels' positive rate corrected to the
-	// validation labels'.
+	// DecisionPrior predicts class 1 iff P(1) > fasd.ShiftedPriorThreshold
+	// (π_train, π_val): the training labels' positive rate corrected to the
+	// validation labels' when they differ beyond sampling noise.
 	DecisionPrior Decision = "prior"
 )
 

@@ -214,7 +214,8 @@ are paired.
 Decision and selection (classifier.decision, classifier.select): in the
 default configuration a node is of class 1 iff P(1) exceeds the threshold
 that corrects the training labels' positive rate to the validation labels'
-(0.5 when they agree), and the epoch kept is the one with the best
+(0.5 unless they differ beyond sampling noise, p < 0.01), and the epoch
+kept is the one with the best
 validation ROC AUC; the paper presets keep 0.5 and validation accuracy.
 Neither reads a test label.
 
