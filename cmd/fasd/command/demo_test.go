@@ -37,7 +37,7 @@ func TestDemoCommand(t *testing.T) {
 		"== generate a graph with removable bias  (fasd gen)", "nodes     300 ",
 		"== load it into an embedded Pebble store  (fasd load)",
 		"== graph statistics  (fasd stats)", "nodes      300\n",
-		"== compare FASD with the w/o-Diffusion baseline (paired over seeds)  (fasd eval)",
+		"== compare FASD with the w/o-Diffusion baseline and the plain GCN (paired over seeds)  (fasd eval)",
 		"paired differences vs no_diffusion", "verdict, fasd vs no_diffusion over 2 seeds", "→ ",
 		"== train and store FASD and the w/o-Diffusion baseline  (fasd train)", "run 1 (seed",
 		"== materialize the fair-prediction views  (fasd materialize)", "materialized ",

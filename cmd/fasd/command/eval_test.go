@@ -146,8 +146,10 @@ func TestEvalCommand_Flags(t *testing.T) {
 func TestEvalVariants_Paired(t *testing.T) {
 	nan := math.NaN()
 	vals := map[pipeline.Variant]*evalValues{
-		"fasd":         {v: [nMetrics][]float64{{11, 12, 13, 14, 15}, {5, 5, 5, 5, 5}, {1, 2, nan, 4, 5}, {.6, .6, .6, .6, .6}}, probeData: "fasd"},
-		"no_diffusion": {v: [nMetrics][]float64{{10, 10, 10, 10, 10}, {5, 6, 4, 5, 5}, {1, 1, 1, 1, 1}, {.8, .8, .8, .8, .8}}, probeData: "original"},
+		"fasd": {v: [nMetrics][]float64{mAcc: {11, 12, 13, 14, 15}, mDP: {5, 5, 5, 5, 5}, mEO: {1, 2, nan, 4, 5}, mProbe: {.6, .6, .6, .6, .6}},
+			probeData: "fasd"},
+		"no_diffusion": {v: [nMetrics][]float64{mAcc: {10, 10, 10, 10, 10}, mDP: {5, 6, 4, 5, 5}, mEO: {1, 1, 1, 1, 1}, mProbe: {.8, .8, .8, .8, .8}},
+			probeData: "original"},
 	}
 	vs := evalVariants([]pipeline.Variant{"fasd", "no_diffusion"}, vals, []string{"no_diffusion"}, true)
 	if len(vs) != 2 || len(vs[0].Paired) != 1 || len(vs[1].Paired) != 0 {
