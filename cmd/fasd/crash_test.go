@@ -205,6 +205,7 @@ type crashFixture struct {
 	durLoad, durTrain, durMat  time.Duration
 	durRef                     time.Duration
 	loadArgs                   []string
+	edges                      string // the update's edge file
 	auditNodesMat, auditNodesR int
 }
 
@@ -328,6 +329,7 @@ func buildCrashFixture(t *testing.T) *crashFixture {
 		fmt.Fprintf(&edges, "%d %d\n", f.ids[rng.IntN(len(f.ids))], f.ids[rng.IntN(len(f.ids))])
 	}
 	ef := filepath.Join(dir, "edges.txt")
+	f.edges = ef
 	if err := os.WriteFile(ef, []byte(edges.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}

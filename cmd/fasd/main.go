@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/fasd-db/fasd/cmd/fasd/command"
@@ -18,8 +19,11 @@ func main() {
 	root := command.NewRoot(os.Stdout, os.Stderr)
 	err := root.ExecuteContext(ctx)
 	stop()
+	command.FaultHookReport(os.Stderr)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "fasd:", err)
+		// One line: errors joined with errors.Join (a failed command and
+		// the store's Close) print on one line, separated by "; ".
+		fmt.Fprintln(os.Stderr, "fasd:", strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; "))
 	}
 	os.Exit(command.ExitCode(err))
 }

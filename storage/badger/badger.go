@@ -8,6 +8,7 @@ import (
 	"github.com/fasd-db/fasd/storage/internal/engine"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	badgerdb "github.com/dgraph-io/badger/v4"
 )
@@ -18,6 +19,7 @@ import (
 type badgerStore struct {
 	db     *badgerdb.DB
 	rep    *engine.Reporter
+	ro     bool
 	closed atomic.Bool
 	once   sync.Once
 	cerr   error
@@ -47,12 +49,31 @@ func openBadger(dir string, o storage.Options) (storage.Store, error) {
 	if o.InMemory {
 		bo = bo.WithDir("").WithValueDir("").WithInMemory(true)
 	}
+	if o.InjectFault != nil {
+		return nil, errors.New("storage: fault injection (Options.InjectFault) needs Pebble: Badger has no file-system seam")
+	}
+	if o.ReadOnly {
+		db, err := badgerdb.Open(bo.WithReadOnly(true))
+		if err == nil {
+			return &badgerStore{db: db, rep: rep, ro: true}, nil
+		}
+		if !errors.Is(err, badgerdb.ErrTruncateNeeded) {
+			return nil, err
+		}
+		// A store that was not closed cleanly: its log must be truncated,
+		// which Badger does only in a writable open (see Options.ReadOnly).
+		rep.Debugf("read-only open needs a log truncation: opening writable")
+	}
 	db, err := badgerdb.Open(bo)
 	if err != nil {
 		return nil, err
 	}
-	return &badgerStore{db: db, rep: rep}, nil
+	return &badgerStore{db: db, rep: rep, ro: o.ReadOnly}, nil
 }
+
+// closeBound is how long Close waits for Badger once the store has a write
+// fault.
+const closeBound = 3 * time.Second
 
 func (s *badgerStore) Backend() storage.Backend { return storage.Badger }
 
@@ -107,7 +128,10 @@ func (s *badgerStore) NewBatch() storage.Batch {
 func (s *badgerStore) Close() error {
 	s.once.Do(func() {
 		s.closed.Store(true)
-		s.cerr = s.db.Close()
+		s.cerr = s.rep.CloseWithin(closeBound, s.db.Close)
+		if s.cerr == nil {
+			s.cerr = s.rep.Fault()
+		}
 	})
 	return s.cerr
 }
@@ -275,8 +299,17 @@ func (b *badgerBatch) Commit() error {
 		return storage.ErrClosed
 	}
 	b.done = true
+	defer b.txn.Discard()
+	if b.store.ro {
+		return storage.ErrReadOnly
+	}
+	if err := b.store.rep.Fault(); err != nil {
+		return err
+	}
 	err := b.txn.Commit()
-	b.txn.Discard()
+	if engine.IsWriteFault(err) {
+		b.store.rep.Fail(err)
+	}
 	return err
 }
 

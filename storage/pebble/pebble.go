@@ -6,12 +6,15 @@ import (
 	"github.com/fasd-db/fasd/storage"
 	"github.com/fasd-db/fasd/storage/internal/engine"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	pebbledb "github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 )
 
 // pebbleStore is the Pebble v2 backend.
@@ -19,6 +22,7 @@ type pebbleStore struct {
 	db     *pebbledb.DB
 	rep    *engine.Reporter
 	wo     *pebbledb.WriteOptions
+	ro     bool
 	closed atomic.Bool
 	once   sync.Once
 	cerr   error
@@ -26,24 +30,43 @@ type pebbleStore struct {
 
 // pebbleLogger hands Pebble's messages to the store's reporter: Errorf is
 // a background error, Infof routine chatter at debug level. Fatalf reports
-// the error and then panics instead of exiting the process, so that the
-// host's deferred cleanup and recover still run.
+// the error, records it as the store's write fault and returns: Pebble
+// calls it where it cannot go on writing (a commit whose log write failed,
+// a MANIFEST it could not write, a broken invariant), often on one of its
+// own goroutines, where a panic would end the process without any
+// deferred cleanup. After it every commit fails with storage.ErrFault.
 type pebbleLogger struct{ r *engine.Reporter }
 
 func (l pebbleLogger) Infof(format string, args ...any)  { l.r.Debugf(format, args...) }
 func (l pebbleLogger) Errorf(format string, args ...any) { l.r.Errorf(format, args...) }
 func (l pebbleLogger) Fatalf(format string, args ...any) {
-	msg := fmt.Sprintf("pebble: fatal: "+format, args...)
-	l.r.Report(slog.LevelError, nil, msg)
-	panic(msg)
+	if !strings.HasPrefix(format, "pebble:") {
+		format = "pebble: fatal: " + format
+	}
+	msg := fmt.Sprintf(format, args...)
+	var cause error = errors.New(msg)
+	for _, a := range args {
+		if err, ok := a.(error); ok {
+			cause = fmt.Errorf("%s: %w", strings.TrimSuffix(msg, ": "+err.Error()), err)
+			break
+		}
+	}
+	l.r.Fail(cause)
+	l.r.Report(slog.LevelError, cause, msg)
 }
 
 // pebbleEvents routes the Pebble events that signal a problem to the
 // reporter. Pebble's default for a corruption is Fatalf; here it is an
-// error report, and the read that met it fails on its own.
+// error report, and the read that met it fails on its own. A background
+// error that is a write fault (full disk, I/O error) becomes the store's
+// write fault: a flush or compaction that cannot write now will not write
+// on retry either, and a commit that waits for it would wait forever.
 func pebbleEvents(r *engine.Reporter) *pebbledb.EventListener {
 	return &pebbledb.EventListener{
 		BackgroundError: func(err error) {
+			if engine.IsWriteFault(err) {
+				r.Fail(err)
+			}
 			r.Report(slog.LevelError, err, err.Error())
 		},
 		DataCorruption: func(info pebbledb.DataCorruptionInfo) {
@@ -53,6 +76,56 @@ func pebbleEvents(r *engine.Reporter) *pebbledb.EventListener {
 			r.Report(slog.LevelWarn, nil, info.String())
 		},
 	}
+}
+
+// recoverFault turns a panic of Pebble's on the calling goroutine whose
+// value is a write fault (see engine.IsWriteFault) into the store's write
+// fault, returned through *err. Pebble panics where the sync of a
+// directory fails (atomicfs.Marker.Move, when it moves the MANIFEST or
+// format marker), on the goroutine that asked for the move: Open, a
+// commit that rotates the log, Close. Any other panic goes on.
+func recoverFault(rep *engine.Reporter, err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	e, ok := r.(error)
+	if !ok || !engine.IsWriteFault(e) {
+		panic(r)
+	}
+	rep.Fail(e)
+	rep.Report(slog.LevelError, e, "pebble: aborted on a write fault: "+e.Error())
+	*err = errors.Join(*err, rep.Fault())
+}
+
+func openRecover(rep *engine.Reporter, dir string, popts *pebbledb.Options) (_ *pebbledb.DB, err error) {
+	defer recoverFault(rep, &err)
+	return pebbledb.Open(dir, popts)
+}
+
+// closeBound is how long Close waits for Pebble once the store has a write
+// fault.
+const closeBound = 3 * time.Second
+
+// faultFS wraps fs so that every create, write, sync and rename first asks
+// inject (see storage.Options.InjectFault).
+func faultFS(fs vfs.FS, inject func(storage.FileOp, string) error) vfs.FS {
+	return errorfs.Wrap(fs, errorfs.InjectorFunc(func(op errorfs.Op) error {
+		var k storage.FileOp
+		switch op.Kind {
+		case errorfs.OpCreate, errorfs.OpReuseForWrite:
+			k = storage.OpCreate
+		case errorfs.OpFileWrite, errorfs.OpFileWriteAt, errorfs.OpFilePreallocate:
+			k = storage.OpWrite
+		case errorfs.OpFileSync, errorfs.OpFileSyncData, errorfs.OpFileSyncTo:
+			k = storage.OpSync
+		case errorfs.OpRename, errorfs.OpLink:
+			k = storage.OpRename
+		default:
+			return nil
+		}
+		return inject(k, op.Path)
+	}))
 }
 
 func openPebble(dir string, o storage.Options) (storage.Store, error) {
@@ -76,7 +149,23 @@ func openPebble(dir string, o storage.Options) (storage.Store, error) {
 	if o.InMemory {
 		popts.FS = vfs.NewMem()
 	}
-	db, err := pebbledb.Open(dir, popts)
+	if o.ReadOnly {
+		// No flush, no compaction, no file written; the log of a store
+		// that was not closed cleanly is replayed into memory only.
+		popts.ReadOnly = true
+		popts.ErrorIfNotExists = true
+	}
+	if o.InjectFault != nil {
+		base := popts.FS
+		if base == nil {
+			base = vfs.Default
+		}
+		popts.FS = faultFS(base, o.InjectFault)
+	}
+	db, err := openRecover(rep, dir, popts)
+	if o.ReadOnly && errors.Is(err, pebbledb.ErrDBDoesNotExist) {
+		return nil, fmt.Errorf("%w: %s has a marker but no Pebble database (its creation did not finish): %w", storage.ErrNotStore, dir, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +173,7 @@ func openPebble(dir string, o storage.Options) (storage.Store, error) {
 	if o.NoSync {
 		wo = pebbledb.NoSync
 	}
-	return &pebbleStore{db: db, rep: rep, wo: wo}, nil
+	return &pebbleStore{db: db, rep: rep, wo: wo, ro: o.ReadOnly}, nil
 }
 
 func (s *pebbleStore) Backend() storage.Backend { return storage.Pebble }
@@ -138,7 +227,15 @@ func (s *pebbleStore) NewBatch() storage.Batch {
 func (s *pebbleStore) Close() error {
 	s.once.Do(func() {
 		s.closed.Store(true)
-		s.cerr = s.db.Close()
+		s.cerr = s.rep.CloseWithin(closeBound, func() (err error) {
+			defer recoverFault(s.rep, &err)
+			return s.db.Close()
+		})
+		if s.cerr == nil {
+			// A store closed after a write fault reports the fault:
+			// the last commits may have failed.
+			s.cerr = s.rep.Fault()
+		}
 	})
 	return s.cerr
 }
@@ -237,7 +334,8 @@ func (b *pebbleBatch) Delete(key []byte) error {
 func (b *pebbleBatch) Count() int { return int(b.b.Count()) }
 func (b *pebbleBatch) Len() int   { return b.b.Len() }
 
-func (b *pebbleBatch) Commit() error {
+func (b *pebbleBatch) Commit() (err error) {
+	defer recoverFault(b.store.rep, &err)
 	if b.done {
 		return storage.ErrBatchDone
 	}
@@ -245,7 +343,23 @@ func (b *pebbleBatch) Commit() error {
 		return storage.ErrClosed
 	}
 	b.done = true
-	err := b.b.Commit(b.store.wo)
+	if b.store.ro {
+		return errors.Join(storage.ErrReadOnly, b.b.Close())
+	}
+	if err := b.store.rep.Fault(); err != nil {
+		// Fail fast: Pebble's commit pipeline is unusable after a fatal
+		// commit error, and its memtables cannot be flushed.
+		return errors.Join(err, b.b.Close())
+	}
+	err = b.b.Commit(b.store.wo)
+	if err == nil {
+		// Pebble's fatal commit error goes through Logger.Fatalf, which
+		// records the fault and returns, and then Commit returns nil.
+		err = b.store.rep.Fault()
+	}
+	if engine.IsWriteFault(err) {
+		b.store.rep.Fail(err)
+	}
 	return errors.Join(err, b.b.Close())
 }
 

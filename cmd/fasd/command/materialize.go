@@ -43,7 +43,7 @@ func (o *EngineOptions) openEngine(name string, errOut io.Writer) (*query.Engine
 		return nil, nil, fmt.Errorf("%s: %w at %s", name, ErrNoStore, o.DB)
 	}
 	bars := &stageBars{w: errOut, bars: map[string]*progress.Bar{}}
-	e, err := query.Open(o.DB, &query.Options{Workers: o.Workers, Progress: bars.progress, LoadModel: runs.LoadLatest})
+	e, err := query.Open(o.DB, &query.Options{Workers: o.Workers, Progress: bars.progress, LoadModel: runs.LoadLatest, Storage: storageOptions(nil)})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
