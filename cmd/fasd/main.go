@@ -10,12 +10,28 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/fasd-db/fasd/cmd/fasd/command"
 )
 
+// interruptGrace is how long a command may take to stop after SIGINT or
+// SIGTERM.
+const interruptGrace = 10 * time.Second
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		// The first signal cancels the command; a second one ends the
+		// process at once, and so does the grace period running out (a
+		// command blocked in the storage engine). The stores are
+		// crash-safe: what was committed stays.
+		stop()
+		time.Sleep(interruptGrace)
+		fmt.Fprintf(os.Stderr, "fasd: interrupted, and the command did not stop within %v: exiting\n", interruptGrace)
+		os.Exit(command.ExitFailure)
+	}()
 	root := command.NewRoot(os.Stdout, os.Stderr)
 	err := root.ExecuteContext(ctx)
 	stop()

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"github.com/fasd-db/fasd/storage"
 	"github.com/fasd-db/fasd/storage/internal/engine"
+	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	badgerdb "github.com/dgraph-io/badger/v4"
@@ -19,6 +22,7 @@ import (
 type badgerStore struct {
 	db     *badgerdb.DB
 	rep    *engine.Reporter
+	dir    string // "" in memory
 	ro     bool
 	closed atomic.Bool
 	once   sync.Once
@@ -43,7 +47,7 @@ func openBadger(dir string, o storage.Options) (storage.Store, error) {
 		WithNumVersionsToKeep(1).
 		WithBlockCacheSize(o.CacheBytes).
 		WithIndexCacheSize(16 << 20).
-		WithMemTableSize(64 << 20).
+		WithMemTableSize(memTableBytes).
 		WithNumMemtables(3).
 		WithValueLogFileSize(256 << 20)
 	if o.InMemory {
@@ -57,7 +61,8 @@ func openBadger(dir string, o storage.Options) (storage.Store, error) {
 		if err == nil {
 			return &badgerStore{db: db, rep: rep, ro: true}, nil
 		}
-		if !errors.Is(err, badgerdb.ErrTruncateNeeded) {
+		// Badger wraps the error in text only (y.Wrapf).
+		if !errors.Is(err, badgerdb.ErrTruncateNeeded) && !strings.Contains(err.Error(), badgerdb.ErrTruncateNeeded.Error()) {
 			return nil, err
 		}
 		// A store that was not closed cleanly: its log must be truncated,
@@ -68,7 +73,37 @@ func openBadger(dir string, o storage.Options) (storage.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &badgerStore{db: db, rep: rep, ro: o.ReadOnly}, nil
+	st := &badgerStore{db: db, rep: rep, ro: o.ReadOnly}
+	if !o.InMemory {
+		st.dir = dir
+	}
+	return st, nil
+}
+
+// memTableBytes is the memtable size the store opens Badger with.
+const memTableBytes = 64 << 20
+
+// spaceGuard is the free space a commit needs besides twice its own size:
+// Badger writes its log and its tables through mmap, where a full disk is
+// not an error but a SIGBUS that kills the process. A flush writes up to
+// one memtable of tables.
+const spaceGuard = memTableBytes + 16<<20
+
+// checkSpace fails with a write fault (ENOSPC) when the store's file
+// system has less free space than spaceGuard plus twice size.
+func (s *badgerStore) checkSpace(size int) error {
+	if s.dir == "" {
+		return nil
+	}
+	free, ok := freeBytes(s.dir)
+	if !ok {
+		return nil
+	}
+	if need := uint64(spaceGuard + 2*size); free < need {
+		return fmt.Errorf("storage: badger: %d bytes free on the file system of %s, a commit needs %d (Badger writes through mmap, where a full disk would kill the process): %w",
+			free, s.dir, need, syscall.ENOSPC)
+	}
+	return nil
 }
 
 // closeBound is how long Close waits for Badger once the store has a write
@@ -128,7 +163,7 @@ func (s *badgerStore) NewBatch() storage.Batch {
 func (s *badgerStore) Close() error {
 	s.once.Do(func() {
 		s.closed.Store(true)
-		s.cerr = s.rep.CloseWithin(closeBound, s.db.Close)
+		s.cerr = s.rep.Within("close", closeBound, s.db.Close)
 		if s.cerr == nil {
 			s.cerr = s.rep.Fault()
 		}
@@ -305,6 +340,11 @@ func (b *badgerBatch) Commit() error {
 	}
 	if err := b.store.rep.Fault(); err != nil {
 		return err
+	}
+	if err := b.store.checkSpace(b.size); err != nil {
+		b.store.rep.Fail(err)
+		b.store.rep.Report(slog.LevelError, err, err.Error())
+		return b.store.rep.Fault()
 	}
 	err := b.txn.Commit()
 	if engine.IsWriteFault(err) {

@@ -98,9 +98,22 @@ func recoverFault(rep *engine.Reporter, err *error) {
 	*err = errors.Join(*err, rep.Fault())
 }
 
-func openRecover(rep *engine.Reporter, dir string, popts *pebbledb.Options) (_ *pebbledb.DB, err error) {
-	defer recoverFault(rep, &err)
-	return pebbledb.Open(dir, popts)
+// openRecover opens the Pebble database, turning a write fault's panic
+// into an error (see recoverFault) and bounding the wait once a fault is
+// reported: after replaying its log Pebble flushes the memtable and waits
+// for the flush, which a full disk fails again and again.
+func openRecover(rep *engine.Reporter, dir string, popts *pebbledb.Options) (*pebbledb.DB, error) {
+	var db *pebbledb.DB
+	err := rep.Within("open", closeBound, func() (err error) {
+		defer recoverFault(rep, &err)
+		d, err := pebbledb.Open(dir, popts)
+		db = d
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return db, nil
 }
 
 // closeBound is how long Close waits for Pebble once the store has a write
@@ -227,7 +240,7 @@ func (s *pebbleStore) NewBatch() storage.Batch {
 func (s *pebbleStore) Close() error {
 	s.once.Do(func() {
 		s.closed.Store(true)
-		s.cerr = s.rep.CloseWithin(closeBound, func() (err error) {
+		s.cerr = s.rep.Within("close", closeBound, func() (err error) {
 			defer recoverFault(s.rep, &err)
 			return s.db.Close()
 		})

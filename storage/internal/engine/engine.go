@@ -124,14 +124,15 @@ func IsWriteFault(err error) bool {
 		errors.Is(err, syscall.EIO) || errors.Is(err, syscall.EROFS)
 }
 
-// CloseWithin runs close and waits for it while the store has no write
-// fault, or for at most bound once it has one (an engine may wait forever
-// on a flush that a full disk keeps failing). A close abandoned after the
-// bound returns an error wrapping the fault; the engine's goroutines are
-// then left to the process's exit, and the files hold what was committed.
-func (r *Reporter) CloseWithin(bound time.Duration, close func() error) error {
+// Within runs fn (what names it in the error) and waits for it while the
+// store has no write fault, or for at most bound once it has one: an
+// engine may wait forever on a flush that a full disk keeps failing (in
+// Close, or in Open after replaying its log). A call abandoned after the
+// bound returns an error wrapping the fault; fn's goroutine is left to
+// finish or to the process's exit, and the files hold what was committed.
+func (r *Reporter) Within(what string, bound time.Duration, fn func() error) error {
 	done := make(chan error, 1)
-	go func() { done <- close() }()
+	go func() { done <- fn() }()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	var faultSince time.Time
@@ -147,7 +148,7 @@ func (r *Reporter) CloseWithin(bound time.Duration, close func() error) error {
 				faultSince = now
 			}
 			if now.Sub(faultSince) >= bound {
-				return fmt.Errorf("storage: close abandoned after %v: %w", bound, r.Fault())
+				return fmt.Errorf("storage: %s abandoned %v after a write fault: %w", what, bound, r.Fault())
 			}
 		}
 	}
