@@ -64,11 +64,11 @@ func Open(dir string, opts *Options) (_ Store, err error) {
 		return nil, err
 	}
 	readOnly := opts != nil && opts.ReadOnly
-	if readOnly && fresh {
+	if fresh && (readOnly || opts != nil && opts.MustExist) {
 		if _, serr := os.Stat(dir); serr != nil {
-			return nil, fmt.Errorf("%w: %s does not exist (opening read-only creates nothing): %w", ErrNotStore, dir, serr)
+			return nil, fmt.Errorf("%w: %s does not exist: %w", ErrNotStore, dir, serr)
 		}
-		return nil, fmt.Errorf("%w: %s is an empty directory (opening read-only creates nothing)", ErrNotStore, dir)
+		return nil, fmt.Errorf("%w: %s is an empty directory", ErrNotStore, dir)
 	}
 	o := opts.withDefaults(recorded)
 	if recorded != "" && o.Backend != recorded {
@@ -89,6 +89,10 @@ func Open(dir string, opts *Options) (_ Store, err error) {
 	s, err := open(dir, o)
 	if isLockErr(err) {
 		return nil, fmt.Errorf("%w: %s is already open (by another process or handle: its lock is held); close it or use another directory: %w", ErrLocked, dir, err)
+	}
+	if !fresh && errors.Is(err, fs.ErrNotExist) && !errors.Is(err, ErrNotStore) {
+		// A file the engine's own records name is missing.
+		return nil, fmt.Errorf("%w: open %s store in %s: %w", ErrCorrupt, o.Backend, dir, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s store in %s: %w", o.Backend, dir, err)

@@ -38,6 +38,10 @@ var (
 	// at once; reads go on. Close and reopen the store once the cause is
 	// removed: what was committed before the fault is intact.
 	ErrFault = errors.New("storage: write fault (disk full or I/O error), writes refused until the store is reopened")
+	// ErrCorrupt marks an engine error that says the store's files are
+	// damaged: a checksum mismatch, a file of the store missing or of the
+	// wrong size.
+	ErrCorrupt = errors.New("storage: store damaged")
 	// ErrReadOnly is returned by writes on a store opened with
 	// Options.ReadOnly.
 	ErrReadOnly = errors.New("storage: store opened read-only")
@@ -187,6 +191,9 @@ type Options struct {
 	// writable open: Open then falls back to one (Badger's own flushes and
 	// compactions then run as in any writable open, nothing else writes).
 	ReadOnly bool
+	// MustExist makes Open refuse, with ErrNotStore, a missing or empty
+	// directory instead of creating a store there (ReadOnly implies it).
+	MustExist bool
 	// InjectFault is a test seam for I/O-fault injection. When set, the
 	// engine asks it before each file create, write, sync and rename (never
 	// before a read); a non-nil error fails that operation with it, as a

@@ -78,6 +78,20 @@ func pebbleEvents(r *engine.Reporter) *pebbledb.EventListener {
 	}
 }
 
+// corrupt marks err with storage.ErrCorrupt when Pebble says the files
+// are damaged: its corruption marker (checksum mismatches and the like) or
+// a table whose size is not the one its MANIFEST records (Pebble's open
+// reports that unmarked).
+func corrupt(err error) error {
+	if err == nil || errors.Is(err, storage.ErrCorrupt) {
+		return err
+	}
+	if pebbledb.IsCorruptionError(err) || strings.Contains(err.Error(), "object size mismatch") {
+		return fmt.Errorf("%w: %w", storage.ErrCorrupt, err)
+	}
+	return err
+}
+
 // recoverFault turns a panic of Pebble's on the calling goroutine whose
 // value is a write fault (see engine.IsWriteFault) into the store's write
 // fault, returned through *err. Pebble panics where the sync of a
@@ -180,7 +194,7 @@ func openPebble(dir string, o storage.Options) (storage.Store, error) {
 		return nil, fmt.Errorf("%w: %s has a marker but no Pebble database (its creation did not finish): %w", storage.ErrNotStore, dir, err)
 	}
 	if err != nil {
-		return nil, err
+		return nil, corrupt(err)
 	}
 	wo := pebbledb.Sync
 	if o.NoSync {
@@ -206,7 +220,7 @@ func pebbleGet(db *pebbledb.DB, key []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %q", storage.ErrNotFound, key)
 	}
 	if err != nil {
-		return nil, err
+		return nil, corrupt(err)
 	}
 	out := append([]byte(nil), v...)
 	return out, closer.Close()
@@ -259,24 +273,27 @@ type pebbleIter struct {
 	err    error
 }
 
-func (i *pebbleIter) First() bool            { return i.it.First() }
-func (i *pebbleIter) SeekGE(k []byte) bool   { return i.it.SeekGE(k) }
-func (i *pebbleIter) Next() bool             { return i.it.Next() }
-func (i *pebbleIter) Valid() bool            { return i.it.Valid() }
-func (i *pebbleIter) Key() []byte            { return i.it.Key() }
-func (i *pebbleIter) Value() ([]byte, error) { return i.it.ValueAndErr() }
+func (i *pebbleIter) First() bool          { return i.it.First() }
+func (i *pebbleIter) SeekGE(k []byte) bool { return i.it.SeekGE(k) }
+func (i *pebbleIter) Next() bool           { return i.it.Next() }
+func (i *pebbleIter) Valid() bool          { return i.it.Valid() }
+func (i *pebbleIter) Key() []byte          { return i.it.Key() }
+func (i *pebbleIter) Value() ([]byte, error) {
+	v, err := i.it.ValueAndErr()
+	return v, corrupt(err)
+}
 func (i *pebbleIter) Err() error {
 	if i.closed {
 		return i.err
 	}
-	return i.it.Error()
+	return corrupt(i.it.Error())
 }
 func (i *pebbleIter) Close() error {
 	if i.closed {
 		return i.err
 	}
 	i.closed = true
-	i.err = i.it.Close()
+	i.err = corrupt(i.it.Close())
 	return i.err
 }
 
@@ -295,7 +312,7 @@ func (s *pebbleSnap) Get(key []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %q", storage.ErrNotFound, key)
 	}
 	if err != nil {
-		return nil, err
+		return nil, corrupt(err)
 	}
 	out := append([]byte(nil), v...)
 	return out, closer.Close()

@@ -28,7 +28,7 @@ func (o *StatsOptions) AddFlags(fs *pflag.FlagSet) {
 // openGraph opens the existing store in dir and the graph in it; close the
 // returned store when done.
 func openGraph(dir string) (storage.Store, *index.Graph, error) {
-	return openGraphWith(dir, nil)
+	return openGraphWith(dir, &storage.Options{MustExist: true})
 }
 
 // openGraphReadOnly is openGraph for the commands that only read: the
