@@ -194,9 +194,20 @@ func badRequest(format string, args ...any) error {
 }
 
 // decodeJSON decodes exactly one JSON value of type T from r, rejecting
-// unknown fields and trailing data.
+// unknown fields, repeated keys (query.CheckDuplicateKeys) and trailing
+// data.
 func decodeJSON[T any](r io.Reader, dst *T) error {
-	dec := json.NewDecoder(r)
+	data, err := io.ReadAll(r)
+	if err == nil {
+		err = query.CheckDuplicateKeys(data)
+	}
+	if err != nil {
+		if berr := bodyError(err); berr != nil {
+			return berr
+		}
+		return badRequest("invalid JSON body: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		if berr := bodyError(err); berr != nil {
