@@ -65,8 +65,9 @@ bench-large: ## the Pokec-sized benchmarks (slow; opt-in)
 
 CRASH_KILLS ?= 20
 
-crash: build ## the long crash-injection suite: kill -9 of bin/fasd at every stage boundary and at $(CRASH_KILLS) random moments, and as many random cancellations, of load, train, materialize and refresh (figures in README.md, RELIABILITY)
+crash: build ## the long crash- and fault-injection suites: kill -9 of bin/fasd at every stage boundary and at $(CRASH_KILLS) random moments, and as many random cancellations, of load, train, materialize and refresh; ENOSPC and EIO at every file operation of load, update --refresh, train, materialize and refresh (figures in README.md, Reliability)
 	FASD_CRASH_BIN=$(abspath $(BIN)) FASD_CRASH_KILLS=$(CRASH_KILLS) $(GO) test -count=1 -v -timeout 60m -run 'TestCrashInjection$$' ./cmd/fasd/
+	FASD_CRASH_BIN=$(abspath $(BIN)) FASD_FAULT_ALL=1 $(GO) test -count=1 -v -timeout 90m -run 'TestFaultInjection$$' ./cmd/fasd/
 
 demo: build ## the main job end to end on a generated graph with removable bias: FASD vs w/o Diffusion over 5 seeds, then views, queries, an update (about 1.5 minutes)
 	$(BIN) demo --dir $(DEMO_DIR)

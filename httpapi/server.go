@@ -653,6 +653,8 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable
+	case errors.Is(err, query.ErrWriteFault):
+		return http.StatusInsufficientStorage
 	}
 	return http.StatusInternalServerError
 }
