@@ -19,6 +19,13 @@ package main
 //   - the operation resumed without a fault ends with the clean run's
 //     store and predictions.
 //
+// Pebble v2 itself ends the process, on purpose, at some fault points: a
+// failed sync of the store's directory while it moves its MANIFEST marker
+// (on a flush's goroutine), and a failed close of the full log or
+// creation of the next one (DB.rotateWAL). Those runs are counted apart
+// ("pebble" in the figures, see pebbleAbort) and checked after like every
+// other; any other panic fails the suite.
+//
 // First each operation runs with the hook counting only (N = 0) to learn
 // its total K of file operations. The short version (go test) injects at
 // a few N spread over 1…K, ENOSPC and EIO alternately; with
@@ -43,11 +50,10 @@ type faultTally struct {
 	total                  int // file operations of a clean run (K)
 	points, runs, failed   int // fault points, runs, runs that exited 1
 	panics, hangs, badExit int
-	// pebbleAborts counts runs that Pebble ended in DB.rotateWAL: when
-	// closing the full log or creating the next one fails there, Pebble
-	// v2 panics with DB.mu released, and its caller's deferred Unlock then
-	// raises a fatal runtime error that no recover can catch. The store
-	// is still checked after such a run.
+	// pebbleAborts counts runs that Pebble itself ended on an injected
+	// fault, by design, on a goroutine fasd cannot recover on (see
+	// pebbleAbort). The store is checked after such a run like after any
+	// other.
 	pebbleAborts                  int
 	reads, wrong, lost, resumedOK int
 }
@@ -103,6 +109,38 @@ func faultPoints(total int, all bool) []string {
 	return pts
 }
 
+// pebbleAbort reports a crash that Pebble v2 raises on purpose when a
+// file operation fails where it will not go on: a failed sync of the
+// directory when it moves its MANIFEST or format marker
+// (atomicfs.Marker.Move panics, on a flush's or compaction's goroutine),
+// or a failed close of the full log or creation of the next one
+// (DB.rotateWAL panics with DB.mu released, and its caller's deferred
+// Unlock then raises a fatal runtime error no recover can catch). It
+// holds when the panic is an injected fault and the first frame of the
+// crashing goroutine, past the runtime's, is Pebble's.
+func pebbleAbort(errOut string) bool {
+	return strings.Contains(errOut, "(injected fault)") &&
+		strings.HasPrefix(pebbleAbortSite(errOut), "github.com/cockroachdb/pebble/")
+}
+
+// pebbleAbortSite returns the first frame past the runtime's of the
+// crashing goroutine in a Go crash report, or "".
+func pebbleAbortSite(errOut string) string {
+	i := strings.Index(errOut, "\ngoroutine ")
+	if i < 0 {
+		return ""
+	}
+	for _, line := range strings.Split(errOut[i+1:], "\n")[1:] {
+		if line == "" || strings.HasPrefix(line, "\t") || strings.HasPrefix(line, " ") ||
+			strings.HasPrefix(line, "panic(") || strings.HasPrefix(line, "runtime.") ||
+			strings.HasPrefix(line, "internal/sync.") || strings.HasPrefix(line, "sync.") {
+			continue
+		}
+		return line
+	}
+	return ""
+}
+
 // judgeRun checks how a faulty run ended: no hang, no panic, exit 0 or 1,
 // and on 1 a one-line error last.
 func judgeRun(t *testing.T, what string, res result, tl *faultTally) {
@@ -113,10 +151,10 @@ func judgeRun(t *testing.T, what string, res result, tl *faultTally) {
 		tl.hangs++
 		t.Errorf("%s: still running after %v (killed)\n%.2000s", what, faultBound, res.errOut)
 		return
-	case strings.Contains(res.errOut, "(*DB).rotateWAL"):
+	case pebbleAbort(res.errOut):
 		// A known limit of Pebble v2 (see pebbleAborts).
 		tl.pebbleAborts++
-		t.Logf("%s: Pebble aborted the process in rotateWAL", what)
+		t.Logf("%s: Pebble aborted the process (%s)", what, pebbleAbortSite(res.errOut))
 		return
 	case strings.Contains(res.errOut, "panic:") || strings.Contains(res.errOut, "fatal error:") || strings.Contains(res.errOut, "goroutine "):
 		tl.panics++
@@ -345,5 +383,28 @@ func TestFaultInjection(t *testing.T) {
 	t.Logf("I/O-fault injection: file operations of a clean run, fault points (N × error), runs, runs that exited 1, panics, hangs, wrong exits, predictions read, wrong reads, lost commits, resumes that reached the clean result:\n%s", sum.String())
 	if all {
 		fmt.Print(sum.String())
+	}
+}
+
+// Ensure that pebbleAbort tells Pebble's deliberate crashes on an injected
+// fault from any other crash.
+func TestPebbleAbort(t *testing.T) {
+	marker := "panic: sync (injected fault) /tmp/db: no space left on device\n\ngoroutine 19 [running]:\n" +
+		"github.com/cockroachdb/pebble/v2/vfs/atomicfs.(*Marker).Move(0x1, {0x2, 0xf})\n\t/root/go/pkg/mod/x.go:231 +0x1\n" +
+		"github.com/cockroachdb/pebble/v2.(*DB).flush1(0x1)\n"
+	rotate := "panic: (*fs.PathError) 0x25313e5d8090\n\tfatal error: sync: unlock of unlocked mutex\n\ngoroutine 1 [running]:\n" +
+		"internal/sync.fatal({0x14d6ee9?, 0x25313e2c84c8?})\n\t/usr/x.go:1\ninternal/sync.(*Mutex).unlockSlow(0x1, 0xffffffff)\n" +
+		"sync.(*Mutex).Unlock(...)\npanic({0x1334d80?, 0x25313e5d8090?})\ngithub.com/cockroachdb/pebble/v2.(*DB).rotateWAL(0x1)\n" +
+		"write (injected fault) /tmp/db/000012.log: input/output error\n"
+	ours := "panic: boom (injected fault)\n\ngoroutine 1 [running]:\ngithub.com/fasd-db/fasd/query.(*Engine).Refresh(0x1)\n" +
+		"github.com/cockroachdb/pebble/v2.(*DB).Apply(0x1)\n"
+	real := strings.Replace(marker, "(injected fault) ", "", 1)
+	for _, c := range []struct {
+		name, errOut string
+		want         bool
+	}{{"marker", marker, true}, {"rotateWAL", rotate, true}, {"fasd's own panic", ours, false}, {"no injected fault", real, false}, {"no crash", "fasd: refresh: disk full\n", false}} {
+		if got := pebbleAbort(c.errOut); got != c.want {
+			t.Errorf("%s: %v, want %v (site %q)", c.name, got, c.want, pebbleAbortSite(c.errOut))
+		}
 	}
 }
