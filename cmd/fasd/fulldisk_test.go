@@ -111,6 +111,8 @@ func TestFullDisk(t *testing.T) {
 					if chk.code != 0 || chk.dur > 5*time.Second || len(chk.out)+len(chk.errOut) > 4096 {
 						t.Errorf("check on a full disk: exit %d in %v, %d bytes of output\n%.1000s", chk.code, chk.dur, len(chk.out)+len(chk.errOut), chk.errOut)
 					}
+					t.Logf("%s, %d bytes free: update --refresh exit %d in %v (%d lines on stderr); check exit %d in %v",
+						backend, left, res.code, res.dur.Round(time.Millisecond), strings.Count(res.errOut, "\n"), chk.code, chk.dur.Round(time.Millisecond))
 					if err := os.Remove(fill); err != nil {
 						t.Fatal(err)
 					}
