@@ -9,11 +9,28 @@ import (
 
 // PredictLabel returns the predicted label from the averaged probability of
 // class 1: 1 iff p1 > 0.5, strictly (DIG's "logit > 0").
-func PredictLabel(p1 float64) int8 {
-	if p1 > 0.5 {
+func PredictLabel(p1 float64) int8 { return PredictAt(p1, 0.5) }
+
+// PredictAt returns the predicted label from the probability of class 1
+// under the decision threshold thr: 1 iff p1 > thr, strictly.
+func PredictAt(p1, thr float64) int8 {
+	if p1 > thr {
 		return 1
 	}
 	return 0
+}
+
+// PriorThreshold is the decision threshold on P(1) that corrects a
+// classifier trained with positive-class prior piTrain for a population
+// whose prior is piTarget (Bayes' rule with shifted priors: predict 1 iff
+// logit P(1) + logit piTarget − logit piTrain > 0). Equal priors give 0.5.
+// Priors outside (0, 1) leave the threshold at 0.5.
+func PriorThreshold(piTrain, piTarget float64) float64 {
+	if !(piTrain > 0 && piTrain < 1 && piTarget > 0 && piTarget < 1) {
+		return 0.5
+	}
+	logit := func(p float64) float64 { return math.Log(p / (1 - p)) }
+	return 1 / (1 + math.Exp(logit(piTarget)-logit(piTrain)))
 }
 
 // Flags marks metrics that could not be computed because a group is empty.
@@ -44,12 +61,20 @@ type GroupMetrics struct {
 // Metrics are the evaluation metrics of §1 on one set of nodes (the test
 // nodes in the paper's protocol), as fractions (multiply by 100 to report).
 type Metrics struct {
-	N      int     // evaluated nodes
-	Acc    float64 // fraction with ŷ = y over all N nodes
-	DP     float64 // ΔDP = |PosRate(s=0) − PosRate(s=1)|, NaN if a group is empty
-	EO     float64 // ΔEO = |TPR(s=0) − TPR(s=1)|, NaN if a positive group is empty
-	Groups [2]GroupMetrics
-	Flags  Flags
+	N   int     // evaluated nodes
+	Acc float64 // fraction with ŷ = y over all N nodes
+	DP  float64 // ΔDP = |PosRate(s=0) − PosRate(s=1)|, NaN if a group is empty
+	EO  float64 // ΔEO = |TPR(s=0) − TPR(s=1)|, NaN if a positive group is empty
+	// AUC is the ROC AUC of the scores (EvaluateScores; NaN from Evaluate,
+	// which sees labels only, or when a class is empty).
+	AUC float64
+	// F1 is the F1 score of the positive class (0 when nothing is
+	// predicted or labelled positive) and MacroF1 the mean of the F1
+	// scores of both classes: a constant predictor scores F1 0 or
+	// MacroF1 at most 0.5 however accurate it is.
+	F1, MacroF1 float64
+	Groups      [2]GroupMetrics
+	Flags       Flags
 }
 
 // Evaluate computes Acc, ΔDP, ΔEO and the per-group metrics from parallel
@@ -62,7 +87,9 @@ func Evaluate(pred, y, s []int8) (Metrics, error) {
 	}
 	var m Metrics
 	m.N = len(pred)
+	m.AUC = math.NaN()
 	var correct int
+	var tp, fp, fn, tn int
 	var gCorrect, gPred, gTP, gFP [2]int
 	for i := range pred {
 		p, yi, si := pred[i], y[i], s[i]
@@ -75,6 +102,16 @@ func Evaluate(pred, y, s []int8) (Metrics, error) {
 		hit := p == yi
 		if hit {
 			correct++
+		}
+		switch {
+		case p == 1 && yi == 1:
+			tp++
+		case p == 1:
+			fp++
+		case yi == 1:
+			fn++
+		default:
+			tn++
 		}
 		if si < 0 {
 			continue
@@ -93,6 +130,12 @@ func Evaluate(pred, y, s []int8) (Metrics, error) {
 		}
 	}
 	m.Acc = ratio(correct, m.N)
+	if m.N > 0 {
+		m.F1 = f1Score(tp, fp, fn)
+		m.MacroF1 = (m.F1 + f1Score(tn, fn, fp)) / 2
+	} else {
+		m.F1, m.MacroF1 = math.NaN(), math.NaN()
+	}
 	for k := range 2 {
 		g := &m.Groups[k]
 		g.Acc = ratio(gCorrect[k], g.N)
@@ -117,19 +160,42 @@ func Evaluate(pred, y, s []int8) (Metrics, error) {
 	return m, nil
 }
 
+// f1Score is 2·tp / (2·tp + fp + fn), 0 when the class is neither
+// predicted nor present.
+func f1Score(tp, fp, fn int) float64 {
+	if tp+fp+fn == 0 {
+		return 0
+	}
+	return 2 * float64(tp) / float64(2*tp+fp+fn)
+}
+
 // EvaluateNodes evaluates the given nodes, reading P(1), y and s from dense
 // arrays indexed by node id: ŷ = PredictLabel(p1[v]).
 func EvaluateNodes(p1 []float64, y, s []int8, nodes []uint32) (Metrics, error) {
+	return EvaluateScores(p1, 0.5, y, s, nodes)
+}
+
+// EvaluateScores evaluates the given nodes like EvaluateNodes with
+// ŷ = PredictAt(p1[v], thr), and adds the ROC AUC of p1 over them.
+func EvaluateScores(p1 []float64, thr float64, y, s []int8, nodes []uint32) (Metrics, error) {
 	pred := make([]int8, len(nodes))
 	ys := make([]int8, len(nodes))
 	ss := make([]int8, len(nodes))
+	sc := make([]float64, len(nodes))
 	for i, v := range nodes {
 		if int64(v) >= int64(len(p1)) || int64(v) >= int64(len(y)) || int64(v) >= int64(len(s)) {
 			return Metrics{}, fmt.Errorf("%w: node %d out of range", ErrShape, v)
 		}
-		pred[i], ys[i], ss[i] = PredictLabel(p1[v]), y[v], s[v]
+		pred[i], ys[i], ss[i], sc[i] = PredictAt(p1[v], thr), y[v], s[v], p1[v]
 	}
-	return Evaluate(pred, ys, ss)
+	m, err := Evaluate(pred, ys, ss)
+	if err != nil {
+		return Metrics{}, err
+	}
+	if m.AUC, err = AUC(sc, ys); err != nil {
+		return Metrics{}, err
+	}
+	return m, nil
 }
 
 // Accuracy returns the fraction of equal entries of pred and y (NaN if

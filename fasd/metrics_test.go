@@ -198,3 +198,91 @@ func TestAUC(t *testing.T) {
 		}
 	}
 }
+
+// Ensure that F1 and macro-F1 match hand counts, including the constant
+// predictors that accuracy alone flatters.
+func TestEvaluate_F1(t *testing.T) {
+	s := []int8{0, 0, 1, 1, 0, 1, 0, 1, 0, 1}
+	y := []int8{1, 1, 1, 1, 1, 1, 1, 0, 0, 0}
+	for _, tc := range []struct {
+		name        string
+		pred        []int8
+		f1, macroF1 float64
+	}{
+		// tp 5, fp 1, fn 2, tn 2: F1₁ = 10/13, F1₀ = 4/7.
+		{"mixed", []int8{1, 1, 1, 1, 1, 0, 0, 1, 0, 0}, 10.0 / 13, (10.0/13 + 4.0/7) / 2},
+		// all 1: tp 7, fp 3: F1₁ = 14/17, F1₀ = 0.
+		{"all ones", []int8{1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 14.0 / 17, 7.0 / 17},
+		// all 0: F1₁ = 0, F1₀ = 6/13.
+		{"all zeros", make([]int8, 10), 0, 3.0 / 13},
+		{"perfect", y, 1, 1},
+	} {
+		m, err := Evaluate(tc.pred, y, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(m.F1-tc.f1) > 1e-12 || math.Abs(m.MacroF1-tc.macroF1) > 1e-12 {
+			t.Errorf("%s: F1 %v macro %v, want %v %v", tc.name, m.F1, m.MacroF1, tc.f1, tc.macroF1)
+		}
+		if !math.IsNaN(m.AUC) {
+			t.Errorf("%s: Evaluate sees no scores, AUC %v", tc.name, m.AUC)
+		}
+	}
+}
+
+// Ensure that EvaluateScores thresholds at thr and adds the scores' AUC.
+func TestEvaluateScores(t *testing.T) {
+	p1 := []float64{0.9, 0.6, 0.4, 0.2, 0.35, 0.7}
+	y := []int8{1, 1, 0, 0, 1, 0}
+	s := []int8{0, 1, 0, 1, 0, 1}
+	nodes := []uint32{0, 1, 2, 3, 4, 5}
+	for _, tc := range []struct {
+		thr, acc float64
+	}{{0.5, 4.0 / 6}, {0.3, 4.0 / 6}, {0.65, 3.0 / 6}, {0.95, 3.0 / 6}} {
+		m, err := EvaluateScores(p1, tc.thr, y, s, nodes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(m.Acc-tc.acc) > 1e-12 {
+			t.Errorf("thr %v: acc %v, want %v", tc.thr, m.Acc, tc.acc)
+		}
+		// Positives 0.9, 0.6, 0.35 against negatives 0.4, 0.2, 0.7:
+		// 3 + 2 + 1 of 9 pairs ordered.
+		if math.Abs(m.AUC-6.0/9) > 1e-12 {
+			t.Errorf("thr %v: AUC %v, want 6/9", tc.thr, m.AUC)
+		}
+	}
+	if m, _ := EvaluateNodes(p1, y, s, nodes); m.Acc != 4.0/6 {
+		t.Errorf("EvaluateNodes is not EvaluateScores at 0.5: acc %v", m.Acc)
+	}
+}
+
+// Ensure that the prior threshold is 0.5 at equal priors, moves towards
+// the majority of the target population, and undoes the shift in logit.
+func TestPriorThreshold(t *testing.T) {
+	for _, tc := range []struct {
+		train, target, want float64
+	}{
+		{0.5, 0.5, 0.5},
+		{0.5, 0.7, 0.3},              // German: balanced training, 70 % good
+		{0.5, 0.2166, 1 - 0.2166},    // Income-like: 22 % positive
+		{0.3, 0.3, 0.5},              // no shift
+		{0.5, 0, 0.5}, {1, 0.5, 0.5}, // degenerate priors
+		{math.NaN(), 0.5, 0.5}, // no labels
+		{0.25, 0.75, 0.1},      // logit shift ln 9: 1/(1+9)
+	} {
+		got := PriorThreshold(tc.train, tc.target)
+		if math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("PriorThreshold(%v, %v) = %v, want %v", tc.train, tc.target, got, tc.want)
+		}
+	}
+	// Property: a node at the threshold has equal posterior odds after the
+	// prior shift.
+	for _, pi := range []float64{0.1, 0.3, 0.6, 0.9} {
+		thr := PriorThreshold(0.5, pi)
+		odds := thr / (1 - thr) * pi / (1 - pi)
+		if math.Abs(odds-1) > 1e-9 {
+			t.Errorf("π=%v: corrected odds at the threshold %v", pi, odds)
+		}
+	}
+}

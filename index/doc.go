@@ -85,9 +85,10 @@
 // it applies). Pass 1 also writes every parsed row to a compact binary
 // spill (in memory up to LoadOptions.SpillMemory, else an already unlinked
 // temporary file), and the edge file is parsed concurrently. Then Load
-// has the owners delete what depends on the old graph (Replace with
-// LoadOptions.Delete: views, runs; without a deleter for data that exists,
-// Load refuses up front with ErrDependents), commits the "M" "loading"
+// drops what depends on the old graph (Replace with LoadOptions.Drop:
+// views, runs, each one prefix delete through the key-space registry;
+// for such data that exists and Drop does not name, Load refuses up
+// front with ErrDependents), commits the "M" "loading"
 // marker, deletes the old graph (every key under index's own prefixes),
 // reads the spill back and writes node records, adjacency and the id map
 // in key order, in bounded batches (LoadOptions.BatchBytes, by default the

@@ -11,9 +11,9 @@ var (
 	ErrGraphExists = errors.New("index: store already holds a graph")
 	// ErrDependents is returned by Load with Replace while the store holds
 	// data derived from the old graph or trained on it (materialized
-	// views, training runs; see KeyPrefixes): their owners must delete
-	// them first (query.DeleteViews, runs.DeleteAll; fasd load --replace
-	// does, with --drop-runs for the runs).
+	// views, training runs; see KeyPrefixes) that LoadOptions.Drop does not
+	// name (fasd load --replace drops the views, and the runs with
+	// --drop-runs).
 	ErrDependents = errors.New("index: store holds data that depends on the graph")
 	// ErrIncompleteLoad is returned by Open (and by Load without Replace)
 	// when a load into the store started and never finished: the store holds

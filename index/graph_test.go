@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fasd-db/fasd/storage"
+	"github.com/fasd-db/fasd/storage/storagetest"
 )
 
 var propSeed = flag.Uint64("index.seed", 1, "seed of the randomised property tests")
@@ -182,7 +183,7 @@ func TestGraph_AttributeUpdates(t *testing.T) {
 				t.Errorf("features %v", f)
 			}
 			// Invalid and failing updates change nothing.
-			before := dumpStore(t, g.Store())
+			before := storagetest.Dump(t, g.Store())
 			bad := []func(tx *Tx) error{
 				func(tx *Tx) error { return tx.SetFeatures(0, []float32{1}) },
 				func(tx *Tx) error { return tx.SetSensitive(0, 2) },
@@ -203,7 +204,7 @@ func TestGraph_AttributeUpdates(t *testing.T) {
 					t.Errorf("bad update %d succeeded", i)
 				}
 			}
-			if after := dumpStore(t, g.Store()); after != before {
+			if after := storagetest.Dump(t, g.Store()); after != before {
 				t.Error("failed updates changed the store")
 			}
 			// A no-op update keeps the version.

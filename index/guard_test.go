@@ -9,6 +9,7 @@ import (
 
 	"github.com/fasd-db/fasd/index/dump"
 	"github.com/fasd-db/fasd/storage"
+	"github.com/fasd-db/fasd/storage/storagetest"
 )
 
 // Ensure that every degenerate dump is refused with ErrDegenerate and a
@@ -73,7 +74,7 @@ func TestLoad_Guards(t *testing.T) {
 				if _, err := Load(ctx, s, smallOptions(t, smallNodes, smallEdges)); err != nil {
 					t.Fatal(err)
 				}
-				before := dumpStore(t, s)
+				before := storagetest.Dump(t, s)
 				opts := smallOptions(t, c.nodes, c.edges)
 				opts.Replace = true
 				if c.spec != nil {
@@ -88,7 +89,7 @@ func TestLoad_Guards(t *testing.T) {
 						t.Errorf("message %q lacks %q", err, m)
 					}
 				}
-				if dumpStore(t, s) != before {
+				if storagetest.Dump(t, s) != before {
 					t.Fatal("refused load changed the store")
 				}
 				if c.allow == nil {

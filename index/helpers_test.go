@@ -3,10 +3,8 @@ package index
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/fasd-db/fasd/index/split"
@@ -25,28 +23,6 @@ func openMem(t testing.TB, b storage.Backend) storage.Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
-}
-
-// dumpStore renders every key/value pair of the store, in key order.
-func dumpStore(t testing.TB, s storage.Store) string {
-	t.Helper()
-	it, err := s.NewIter(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
-	var b strings.Builder
-	for ok := it.First(); ok; ok = it.Next() {
-		v, err := it.Value()
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(&b, "%x=%x\n", it.Key(), v)
-	}
-	if err := it.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
 }
 
 // writeFile writes content to dir/name and returns the path.

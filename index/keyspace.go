@@ -11,8 +11,9 @@ type KeyPrefix struct {
 	What  string
 	// DependsOnGraph marks data derived from the graph or trained on it
 	// (kept by packages above index): Load with Replace refuses while such
-	// keys exist, and their owners delete them (query.DeleteViews,
-	// runs.DeleteAll).
+	// keys exist unless LoadOptions.Drop names the prefix; then Load
+	// deletes the whole prefix (the owner's own deleter, query.DeleteViews
+	// or runs.DeleteAll, is the same prefix delete).
 	DependsOnGraph bool
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fasd-db/fasd/index/dump"
 	"github.com/fasd-db/fasd/storage"
+	"github.com/fasd-db/fasd/storage/storagetest"
 )
 
 // A small valid dump: 6 nodes, ids 10..60, a named sensitive column, two
@@ -126,7 +127,7 @@ func TestLoad_BadInput(t *testing.T) {
 							t.Fatal(err)
 						}
 					}
-					before := dumpStore(t, s)
+					before := storagetest.Dump(t, s)
 					opts := smallOptions(t, c.nodes, c.edges)
 					opts.Strict, opts.Replace = c.strict, true
 					_, err := Load(context.Background(), s, opts)
@@ -136,7 +137,7 @@ func TestLoad_BadInput(t *testing.T) {
 					if !strings.HasPrefix(err.Error(), c.msg) {
 						t.Errorf("message %q, want prefix %q", err, c.msg)
 					}
-					if after := dumpStore(t, s); after != before {
+					if after := storagetest.Dump(t, s); after != before {
 						t.Errorf("store changed by a failed load:\nbefore:\n%s\nafter:\n%s", before, after)
 					}
 				})
@@ -169,11 +170,11 @@ func TestLoad_ReplaceAndRefuse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			before := dumpStore(t, s)
+			before := storagetest.Dump(t, s)
 			if _, err := Load(ctx, s, smallOptions(t, smallNodes, "10 20\n")); !errors.Is(err, ErrGraphExists) {
 				t.Fatalf("second load without Replace: %v", err)
 			}
-			if dumpStore(t, s) != before {
+			if storagetest.Dump(t, s) != before {
 				t.Fatal("refused load changed the store")
 			}
 			// Replace with a smaller graph: nothing of the old one may survive.
@@ -229,41 +230,39 @@ func TestLoad_ReplaceRefusesDependents(t *testing.T) {
 	put("Vm")
 	put("Tr\x00")
 	put("Zforeign")
-	before := dumpStore(t, s)
+	before := storagetest.Dump(t, s)
 	opts := smallOptions(t, "id,group,label,f1,f2\n7,a,1,1,2\n8,b,0,3,4\n", "7 8\n")
 	opts.Replace = true
 	_, err := Load(ctx, s, opts)
 	if !errors.Is(err, ErrDependents) || !strings.Contains(err.Error(), "package query") || !strings.Contains(err.Error(), "package runs") {
 		t.Fatalf("replace with views and runs: %v", err)
 	}
-	if dumpStore(t, s) != before {
+	if storagetest.Dump(t, s) != before {
 		t.Fatal("the refused replace changed the store")
 	}
 	del("Vm")
 	if _, err := Load(ctx, s, opts); !errors.Is(err, ErrDependents) || strings.Contains(err.Error(), "package query") {
 		t.Fatalf("replace with runs only: %v", err)
 	}
-	// With the owners' deleters: bad input calls none of them, good input
-	// deletes through them.
+	// Dropping them: bad input drops nothing, good input drops what Drop
+	// names, and Drop must name a prefix that depends on the graph.
 	put("Vm")
-	calls := 0
-	deleter := func(p byte) func(storage.Store) error {
-		return func(st storage.Store) error {
-			calls++
-			_, err := storage.DeletePrefix(st, []byte{p})
-			return err
-		}
-	}
 	bad := smallOptions(t, "id,group,label,f1,f2\n7,a,1,1,2\n7,b,0,3,4\n", "7 8\n")
 	bad.Replace = true
-	bad.Delete = map[byte]func(storage.Store) error{PrefixViews: deleter(PrefixViews), PrefixRuns: deleter(PrefixRuns)}
-	before = dumpStore(t, s)
-	if _, err := Load(ctx, s, bad); err == nil || calls != 0 || dumpStore(t, s) != before {
-		t.Fatalf("bad input with deleters: %v, %d deleter calls", err, calls)
+	bad.Drop = []byte{PrefixViews, PrefixRuns}
+	before = storagetest.Dump(t, s)
+	if _, err := Load(ctx, s, bad); err == nil || storagetest.Dump(t, s) != before {
+		t.Fatalf("bad input with Drop: %v, store changed %v", err, storagetest.Dump(t, s) != before)
 	}
-	opts.Delete = bad.Delete
-	if _, err := Load(ctx, s, opts); err != nil || calls != 2 {
-		t.Fatalf("replace with deleters: %v, %d calls", err, calls)
+	for _, drop := range [][]byte{{prefixNode}, {'Z'}} {
+		opts.Drop = drop
+		if _, err := Load(ctx, s, opts); !errors.Is(err, ErrInvalid) || storagetest.Dump(t, s) != before {
+			t.Fatalf("Drop %q: %v", drop, err)
+		}
+	}
+	opts.Drop = bad.Drop
+	if _, err := Load(ctx, s, opts); err != nil {
+		t.Fatalf("replace with Drop: %v", err)
 	}
 	for _, k := range []string{"Vm", "Tr\x00"} {
 		if _, err := s.Get([]byte(k)); !errors.Is(err, storage.ErrNotFound) {
@@ -502,7 +501,7 @@ func TestLoad_SpillModes(t *testing.T) {
 func stripReport(t *testing.T, st storage.Store) string {
 	t.Helper()
 	var keep []string
-	for _, line := range strings.Split(dumpStore(t, st), "\n") {
+	for _, line := range strings.Split(storagetest.Dump(t, st), "\n") {
 		if !strings.HasPrefix(line, fmt.Sprintf("%x=", keyLoad)) {
 			keep = append(keep, line)
 		}
@@ -592,7 +591,7 @@ func TestLoad_LargeNodeFile(t *testing.T) {
 			if rep.Nodes != rows || rep.Edges.Kept != rows-1 {
 				t.Errorf("report %+v", rep)
 			}
-			before := dumpStore(t, s)
+			before := storagetest.Dump(t, s)
 			opts := smallOptions(t, bad, eb.String())
 			opts.Replace = true
 			_, err = Load(context.Background(), s, opts)
@@ -600,7 +599,7 @@ func TestLoad_LargeNodeFile(t *testing.T) {
 			if !errors.Is(err, dump.ErrBadID) || !strings.HasPrefix(err.Error(), `nodes.csv:50236: column "id": bad node id`) {
 				t.Errorf("got %v", err)
 			}
-			if dumpStore(t, s) != before {
+			if storagetest.Dump(t, s) != before {
 				t.Error("a failed load changed the store")
 			}
 		})

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"errors"
+	"github.com/fasd-db/fasd/storage/storagetest"
 	"math"
 	"slices"
 	"testing"
@@ -114,7 +115,7 @@ func TestScaling_TxGuardAndOldStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	before := dumpStore(t, s)
+	before := storagetest.Dump(t, s)
 	for _, f := range [][]float32{{3.4e38, 0}, {0, -1e30}, {3.01, 0}} {
 		_, err := g.Update(ctx, func(tx *Tx) error {
 			_, err := tx.AddNode(Node{ExternalID: 99, Sensitive: 0, Label: 1, Features: f})
@@ -127,7 +128,7 @@ func TestScaling_TxGuardAndOldStore(t *testing.T) {
 			t.Errorf("SetFeatures %v: err %v, want ErrOutOfRange", f, err)
 		}
 	}
-	if after := dumpStore(t, s); after != before {
+	if after := storagetest.Dump(t, s); after != before {
 		t.Fatal("a refused update changed the store")
 	}
 	if _, err := g.SetFeatures(ctx, 0, []float32{2.5, -3}); err != nil {

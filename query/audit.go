@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/fasd-db/fasd/fasd"
 	"github.com/fasd-db/fasd/index"
 )
 
@@ -17,13 +18,18 @@ type GroupAudit struct {
 	TPR     float64 `json:"tpr"`      // mean ŷ over y = 1
 }
 
-// Metrics are Acc, ΔDP and ΔEO (fractions; NaN when a group is empty) of one
-// set of predictions.
+// Metrics are Acc, ROC AUC, F1 of class 1, macro-F1, ΔDP and ΔEO
+// (fractions; NaN when a group or class is empty) of one set of
+// predictions. AUC and macro-F1 expose a constant predictor (AUC ½,
+// macro-F1 ≤ ½) that Acc, ΔDP and ΔEO alone flatter.
 type Metrics struct {
-	Acc    float64       `json:"acc"`
-	DP     float64       `json:"delta_dp"`
-	EO     float64       `json:"delta_eo"`
-	Groups [2]GroupAudit `json:"groups"`
+	Acc     float64       `json:"acc"`
+	AUC     float64       `json:"auc"`
+	F1      float64       `json:"f1"`
+	MacroF1 float64       `json:"macro_f1"`
+	DP      float64       `json:"delta_dp"`
+	EO      float64       `json:"delta_eo"`
+	Groups  [2]GroupAudit `json:"groups"`
 }
 
 // AuditReport is the fairness audit of the current views.
@@ -85,6 +91,11 @@ func (e *Engine) Audit(ctx context.Context, set string) (*AuditReport, error) {
 	}
 	have, posFair := roaring.New(), roaring.New()
 	others := e.variants[1:]
+	// P(1) of every scanned node, per variant (served first), for the AUC.
+	scores := make([]map[uint32]float64, 1+len(others))
+	for k := range scores {
+		scores[k] = map[uint32]float64{}
+	}
 	pos := make([]*roaring.Bitmap, len(others))
 	for k := range pos {
 		pos[k] = roaring.New()
@@ -103,10 +114,12 @@ func (e *Engine) Audit(ctx context.Context, set string) (*AuditReport, error) {
 		if p.Class == 1 {
 			posFair.Add(p.Node)
 		}
+		scores[0][p.Node] = p.Probs[1]
 		for k, name := range others {
-			if p.Variants[name][1] > 0.5 {
+			if e.info.ClassOf(p.Variants[name][1]) == 1 {
 				pos[k].Add(p.Node)
 			}
+			scores[k+1][p.Node] = p.Variants[name][1]
 		}
 	}
 	eval := roaring.And(target, roaring.Or(grp[0], grp[1]))
@@ -118,20 +131,25 @@ func (e *Engine) Audit(ctx context.Context, set string) (*AuditReport, error) {
 	eval.And(have)
 	rep.Nodes = int(eval.GetCardinality())
 	rep.Stale = int(eval.AndCardinality(staleSet))
-	rep.Fair = metricsOf(eval, posFair, grp, lab)
+	if rep.Fair, err = metricsOf(eval, posFair, scores[0], grp, lab); err != nil {
+		return nil, err
+	}
 	for k, name := range others {
 		if rep.Variants == nil {
 			rep.Variants = map[string]*Metrics{}
 		}
-		m := metricsOf(eval, pos[k], grp, lab)
+		m, err := metricsOf(eval, pos[k], scores[k+1], grp, lab)
+		if err != nil {
+			return nil, err
+		}
 		rep.Variants[name] = &m
 	}
 	return rep, nil
 }
 
 // metricsOf computes the metrics of the nodes in eval with predicted
-// positives pos.
-func metricsOf(eval, pos *roaring.Bitmap, grp, lab [2]*roaring.Bitmap) Metrics {
+// positives pos and P(1) scores (every node of eval has one).
+func metricsOf(eval, pos *roaring.Bitmap, scores map[uint32]float64, grp, lab [2]*roaring.Bitmap) (Metrics, error) {
 	ratio := func(a, b uint64) float64 {
 		if b == 0 {
 			return math.NaN()
@@ -154,5 +172,34 @@ func metricsOf(eval, pos *roaring.Bitmap, grp, lab [2]*roaring.Bitmap) Metrics {
 	}
 	m.DP = math.Abs(m.Groups[0].PosRate - m.Groups[1].PosRate)
 	m.EO = math.Abs(m.Groups[0].TPR - m.Groups[1].TPR)
-	return m
+	y1, y0 := roaring.And(eval, lab[1]), roaring.And(eval, lab[0])
+	tp, fp := pos.AndCardinality(y1), pos.AndCardinality(y0)
+	fn, tn := y1.GetCardinality()-tp, y0.GetCardinality()-fp
+	f1 := func(tp, fp, fn uint64) float64 {
+		if tp+fp+fn == 0 {
+			return 0
+		}
+		return 2 * float64(tp) / float64(2*tp+fp+fn)
+	}
+	m.F1, m.MacroF1 = math.NaN(), math.NaN()
+	if !eval.IsEmpty() {
+		m.F1 = f1(tp, fp, fn)
+		m.MacroF1 = (m.F1 + f1(tn, fn, fp)) / 2
+	}
+	sc := make([]float64, 0, eval.GetCardinality())
+	ys := make([]int8, 0, eval.GetCardinality())
+	for it := eval.Iterator(); it.HasNext(); {
+		u := it.Next()
+		sc = append(sc, scores[u])
+		y := int8(0)
+		if y1.Contains(u) {
+			y = 1
+		}
+		ys = append(ys, y)
+	}
+	var err error
+	if m.AUC, err = fasd.AUC(sc, ys); err != nil {
+		return Metrics{}, fmt.Errorf("query: audit AUC: %w", err)
+	}
+	return m, nil
 }

@@ -288,18 +288,11 @@ func (c *bitmapCache) flush(b storage.Batch) error {
 func (e *Engine) commitRoots(chunk []uint32, recs []*rootRecord) error {
 	contain := &bitmapCache{r: e.store, key: containKey, m: map[uint32]*roaring.Bitmap{}}
 	expand := &bitmapCache{r: e.store, key: expandKey, m: map[uint32]*roaring.Bitmap{}}
-	stored, err := getBitmap(e.store, keyRoots)
+	sets, err := getBitmaps(e.store, keyRoots, keyDirty, keyAffected)
 	if err != nil {
 		return err
 	}
-	dirty, err := getBitmap(e.store, keyDirty)
-	if err != nil {
-		return err
-	}
-	affected, err := getBitmap(e.store, keyAffected)
-	if err != nil {
-		return err
-	}
+	stored, dirty, affected := sets[0], sets[1], sets[2]
 	b := e.store.NewBatch()
 	defer b.Close()
 	edit := func(rec *rootRecord, r uint32, add bool) error {

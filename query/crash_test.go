@@ -1,7 +1,6 @@
 package query
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/fasd-db/fasd/index"
 	"github.com/fasd-db/fasd/storage"
+	"github.com/fasd-db/fasd/storage/storagetest"
 )
 
 // The crash tests interrupt Materialize, Refresh and the cold path of
@@ -141,31 +141,6 @@ func newCrashCase(t *testing.T, op crashOp, m *testModel) (*failStore, *index.Gr
 	return fs, e.Graph(), e
 }
 
-// dumpGraph renders the graph's keys (everything but the views).
-func dumpGraph(t testing.TB, s storage.Reader) string {
-	t.Helper()
-	it, err := s.NewIter(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
-	var out bytes.Buffer
-	for ok := it.First(); ok; ok = it.Next() {
-		if k := it.Key(); len(k) > 0 && k[0] == prefixViews {
-			continue
-		}
-		v, err := it.Value()
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(&out, "%x=%x\n", it.Key(), v)
-	}
-	if err := it.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out.String()
-}
-
 // checkReads checks every read path of e against the oracle o: All and
 // PredictMany without computation return exact views or flag them stale,
 // Audit counts exactly the flagged ones, and Predict of every node is
@@ -252,7 +227,7 @@ func finish(t *testing.T, op crashOp, e *Engine, s storage.Store, m *testModel, 
 	if n := checkViews(t, e, oracle(t, e.Graph(), m), step+", resumed"); n != 0 || !e.complete.Load() {
 		t.Fatalf("%s: %d stale views after the resume (complete %v)", step, n, e.complete.Load())
 	}
-	if got := dumpGraph(t, s); got != cleanGraph {
+	if got := storagetest.Dump(t, s, prefixViews); got != cleanGraph {
 		t.Fatalf("%s: the graph differs from the clean run's:\n%s", step, firstDiff(got, cleanGraph))
 	}
 	if got := dumpViews(t, s); got != cleanViews {
@@ -278,7 +253,7 @@ func cleanRun(t *testing.T, op crashOp, m *testModel) (commits int, graph, views
 	if err := materialize(context.Background(), fresh); err != nil {
 		t.Fatal(err)
 	}
-	graph, views = dumpGraph(t, fs.Store), dumpViews(t, fs.Store)
+	graph, views = storagetest.Dump(t, fs.Store, prefixViews), dumpViews(t, fs.Store)
 	if want := dumpViews(t, fresh.store); views != want {
 		t.Fatalf("clean %s differs from a rebuild:\n%s", op.name, firstDiff(views, want))
 	}

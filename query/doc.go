@@ -125,8 +125,8 @@
 //
 // Every view key starts with 'V' (index.PrefixViews; index.KeyPrefixes
 // registers every prefix of a store with its owner). Ids are big-endian
-// u32, values little-endian. DeleteViews deletes them all (fasd load
-// --replace does, through index.LoadOptions.Delete).
+// u32, values little-endian. DeleteViews deletes them all; fasd load
+// --replace drops the same prefix through index.LoadOptions.Drop.
 //
 //	key                 value
 //	──────────────────  ─────────────────────────────────────────────────

@@ -384,27 +384,16 @@ func (e *Engine) init() error {
 	if err != nil {
 		return err
 	}
-	stale, err := getBitmap(e.store, keyStale)
+	sets, err := getBitmaps(e.store, keyStale, keyAffected, keyRoots, keyDirty)
 	if err != nil {
 		return err
 	}
+	stale, affected, stored, dirty := sets[0], sets[1], sets[2], sets[3]
 	// Nodes whose view an interrupted Materialize or Refresh left to
 	// recompute are stale, whatever the stale set says.
-	affected, err := getBitmap(e.store, keyAffected)
-	if err != nil {
-		return err
-	}
 	stale.Or(affected)
 	if st.Marked != ver {
 		// The graph changed without dirty marks: distrust every subgraph.
-		stored, err := getBitmap(e.store, keyRoots)
-		if err != nil {
-			return err
-		}
-		dirty, err := getBitmap(e.store, keyDirty)
-		if err != nil {
-			return err
-		}
 		dirty.Or(stored)
 		v, err := e.g.View()
 		if err != nil {
@@ -465,9 +454,9 @@ func (e *Engine) readState() (state, error) {
 func (e *Engine) wipe() error { return DeleteViews(e.store) }
 
 // DeleteViews deletes every key of the views (prefix index.PrefixViews) in
-// s, in bounded batches; no engine may have s open. It is the views'
-// deleter for index.LoadOptions.Delete: views are derived from the graph
-// and rebuilt by Materialize.
+// s, in bounded batches; no engine may have s open. Views are derived
+// from the graph and rebuilt by Materialize (a replacing load drops the
+// same prefix through index.LoadOptions.Drop).
 func DeleteViews(s storage.Store) error {
 	if _, err := storage.DeletePrefix(s, []byte{prefixViews}); err != nil {
 		return fmt.Errorf("query: delete views: %w", err)

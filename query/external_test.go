@@ -4,13 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/fasd-db/fasd/index"
-	"github.com/fasd-db/fasd/storage"
+	"github.com/fasd-db/fasd/storage/storagetest"
 )
 
 // Ensure that ExternalUpdate.Validate names the offending field of every
@@ -197,7 +196,7 @@ func TestApplyExternalDeleteEdit(t *testing.T) {
 	if err != nil || p.Node == old {
 		t.Fatalf("re-added node: %+v, %v (old internal id %d)", p, err, old)
 	}
-	before := dumpStore(t, s)
+	before := storagetest.Dump(t, s)
 	train := index.SplitTrain
 	one := int8(1)
 	for _, c := range []struct {
@@ -221,7 +220,7 @@ func TestApplyExternalDeleteEdit(t *testing.T) {
 			t.Errorf("%+v: %v, want %v with %q", c.u, err, c.want, c.msg)
 		}
 	}
-	if after := dumpStore(t, s); after != before {
+	if after := storagetest.Dump(t, s); after != before {
 		t.Fatalf("a failed update changed the store:\n%s", firstDiff(after, before))
 	}
 	v, _ = g.View()
@@ -267,23 +266,4 @@ func TestDecodeUpdate(t *testing.T) {
 	if _, err := DecodeNodeEdit(strings.NewReader(`{"id":8,"label":1}`), 9); !errors.Is(err, ErrInvalid) {
 		t.Errorf("id mismatch: %v", err)
 	}
-}
-
-// dumpStore renders every key and value of the store, in key order.
-func dumpStore(t testing.TB, s storage.Store) string {
-	t.Helper()
-	it, err := s.NewIter(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
-	var b strings.Builder
-	for ok := it.First(); ok; ok = it.Next() {
-		v, err := it.Value()
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(&b, "%x=%x\n", it.Key(), v)
-	}
-	return b.String()
 }

@@ -242,6 +242,21 @@ func getBitmap(r storage.Reader, key []byte) (*roaring.Bitmap, error) {
 	return bm, nil
 }
 
+// getBitmaps reads the bitmaps under keys (the view-state sets keyRoots,
+// keyDirty, keyAffected, keyStale, say), in the order of keys; a missing
+// key reads as an empty set.
+func getBitmaps(r storage.Reader, keys ...[]byte) ([]*roaring.Bitmap, error) {
+	out := make([]*roaring.Bitmap, len(keys))
+	for i, k := range keys {
+		bm, err := getBitmap(r, k)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = bm
+	}
+	return out, nil
+}
+
 // encodeBitmap serialises a canonical form of bm: rebuilt from its values
 // and run-optimised, so that equal sets give equal bytes whatever edits
 // led to them (incremental maintenance must equal a rebuild bit for bit).

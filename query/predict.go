@@ -35,7 +35,8 @@ type Prediction struct {
 	Node uint32 `json:"node"`
 	// ID is the node's external id (filled in by the external-id calls).
 	ID int64 `json:"id"`
-	// Class is 1 iff Probs[1] > 0.5.
+	// Class is 1 iff Probs[1] exceeds the models' decision threshold
+	// (0.5 unless they were trained with classifier.decision = "prior").
 	Class int        `json:"class"`
 	Probs [2]float64 `json:"probs"`
 	// Subgraphs is the number of subgraphs whose probabilities were
@@ -65,9 +66,7 @@ func (e *Engine) fromView(u uint32, nv *nodeView, src Source) Prediction {
 		ViewVersion: nv.Version, GraphVersion: e.version.Load(), Source: src,
 		Variants: e.otherVariants(nv.Probs),
 	}
-	if p.Probs[1] > 0.5 {
-		p.Class = 1
-	}
+	p.Class = e.info.ClassOf(p.Probs[1])
 	return p
 }
 
@@ -242,14 +241,11 @@ func (e *Engine) cold(ctx context.Context, u uint32) (Prediction, error) {
 // missing candidates are the roots within Depth hops of u (members of an
 // Algorithm 3 or hop subgraph lie within Depth hops of its root).
 func (e *Engine) coldCandidates(v *index.View, u uint32) (*roaring.Bitmap, error) {
-	dirty, err := getBitmap(e.store, keyDirty)
+	sets, err := getBitmaps(e.store, keyDirty, keyRoots)
 	if err != nil {
 		return nil, err
 	}
-	stored, err := getBitmap(e.store, keyRoots)
-	if err != nil {
-		return nil, err
-	}
+	dirty, stored := sets[0], sets[1]
 	rs, err := rootSet(v)
 	if err != nil {
 		return nil, err
@@ -308,9 +304,7 @@ func (e *Engine) approx(ctx context.Context, v *index.View, u uint32) (Predictio
 		Node: u, Probs: probs[0], Model: e.info.Version, Variants: e.otherVariants(probs),
 		ViewVersion: v.Version(), GraphVersion: v.Version(), Source: SourceApprox,
 	}
-	if p.Probs[1] > 0.5 {
-		p.Class = 1
-	}
+	p.Class = e.info.ClassOf(p.Probs[1])
 	e.stats.approx.Add(1)
 	return p, nil
 }
@@ -462,14 +456,11 @@ func (e *Engine) Status() (Status, error) {
 		return Status{}, err
 	}
 	defer snap.Close()
-	stored, err := getBitmap(snap, keyRoots)
+	sets, err := getBitmaps(snap, keyRoots, keyDirty)
 	if err != nil {
 		return Status{}, err
 	}
-	dirty, err := getBitmap(snap, keyDirty)
-	if err != nil {
-		return Status{}, err
-	}
+	stored, dirty := sets[0], sets[1]
 	return Status{
 		Model: e.info.Version, GraphVersion: e.version.Load(), Refreshed: e.refreshed.Load(),
 		Complete: e.complete.Load(), Roots: int(stored.GetCardinality()),

@@ -14,8 +14,8 @@
 //
 // Runs live under the first key byte 'T' (index.PrefixRuns; see
 // index.KeyPrefixes for the registry of every prefix); run ids are
-// big-endian u64. DeleteAll deletes them all (fasd load --replace
-// --drop-runs does, through index.LoadOptions.Delete):
+// big-endian u64. DeleteAll deletes them all; fasd load --replace
+// --drop-runs drops the same prefix through index.LoadOptions.Drop:
 //
 //	key                          value
 //	───────────────────────────  ─────────────────────────────────────────

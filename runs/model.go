@@ -121,8 +121,8 @@ func Save(s storage.Store, rec *Record, m *pipeline.Models) error {
 }
 
 // DeleteAll deletes every run record and model bundle of s (prefix
-// index.PrefixRuns), in bounded batches, and the run counter with them. It
-// is the runs' deleter for index.LoadOptions.Delete.
+// index.PrefixRuns), in bounded batches, and the run counter with them (a
+// replacing load drops the same prefix through index.LoadOptions.Drop).
 func DeleteAll(s storage.Store) error {
 	if _, err := storage.DeletePrefix(s, []byte{prefixTrain}); err != nil {
 		return fmt.Errorf("runs: delete runs: %w", err)
@@ -231,6 +231,7 @@ func NewTrainedModel(m *pipeline.Models, version string) (*TrainedModel, error) 
 		Sample:      m.Config.SampleOptions(),
 		FeatureHash: m.FeatureHash,
 		Variants:    variantsOf(m),
+		Threshold:   m.Threshold,
 	}}, nil
 }
 

@@ -1,3 +1,5 @@
+//go:build crashtest
+
 package main
 
 // The crash-injection suite of the fasd command. It runs load, train,
@@ -25,7 +27,9 @@ package main
 //
 // The child processes are this test binary itself, which runs main when
 // FASD_CRASH_CHILD=1, or the binary named by FASD_CRASH_BIN (make crash
-// builds bin/fasd and passes it).
+// builds bin/fasd-crashtest and passes it). The hook exists only in builds
+// with the crashtest tag, so this file has the tag too: make test runs
+// go test -tags crashtest ./cmd/fasd, make crash the long version.
 
 import (
 	"bytes"

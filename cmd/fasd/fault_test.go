@@ -1,3 +1,5 @@
+//go:build crashtest
+
 package main
 
 // The I/O-fault injection suite of the fasd command. It runs load,

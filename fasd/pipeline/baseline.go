@@ -188,14 +188,22 @@ func trainBaseline(ctx context.Context, cfg *Config, in *Input, train []uint32, 
 	if in.Graph == nil {
 		return VariantResult{}, fmt.Errorf("%w: the GCN baseline needs Input.Graph", ErrInput)
 	}
+	return trainFullGraph(ctx, cfg, in, in.Graph.Edges, in.Graph.X, train, ev, VariantGCN, seed, rep)
+}
+
+// trainFullGraph trains the baseline architecture on n = in.NumNodes nodes
+// with features x (n×D) and the given edges (none: Â = I, an MLP of the
+// same widths), and selects the epoch with the best validation accuracy.
+func trainFullGraph(ctx context.Context, cfg *Config, in *Input, edges [][2]uint32, x []float32, train []uint32, ev *evalData,
+	variant Variant, seed uint64, rep *reporter) (VariantResult, error) {
 	bc := cfg.Baseline
 	rng := fasd.NewRand(seed)
-	g, err := newSparseGCN(in.NumNodes, in.D, bc.Hidden, in.Graph.Edges, in.Graph.X, rng)
+	g, err := newSparseGCN(in.NumNodes, in.D, bc.Hidden, edges, x, rng)
 	if err != nil {
 		return VariantResult{}, err
 	}
 	opt := nn.NewAdam(g.params(), nn.AdamConfig{LR: bc.LR, WeightDecay: bc.WeightDecay})
-	sel := newSelector(ev, VariantGCN)
+	sel := newSelector(ev, variant)
 	p1 := make([]float64, in.NumNodes)
 	pat := patience{limit: bc.Patience}
 	for ep := 0; ep < bc.Epochs; ep++ {

@@ -39,12 +39,15 @@ func (x *Num) UnmarshalJSON(b []byte) error {
 
 // Metrics are fasd.Metrics in JSON-safe form (fractions, not ×100).
 type Metrics struct {
-	N      int         `json:"n"`
-	Acc    Num         `json:"acc"`
-	DP     Num         `json:"dp"`
-	EO     Num         `json:"eo"`
-	Groups [2]GroupRow `json:"groups"` // s = 0, s = 1
-	Flags  uint8       `json:"flags,omitempty"`
+	N       int         `json:"n"`
+	Acc     Num         `json:"acc"`
+	AUC     Num         `json:"auc"`
+	F1      Num         `json:"f1"`
+	MacroF1 Num         `json:"macro_f1"`
+	DP      Num         `json:"dp"`
+	EO      Num         `json:"eo"`
+	Groups  [2]GroupRow `json:"groups"` // s = 0, s = 1
+	Flags   uint8       `json:"flags,omitempty"`
 }
 
 // GroupRow is fasd.GroupMetrics in JSON-safe form.
@@ -58,7 +61,8 @@ type GroupRow struct {
 }
 
 func metricsOf(m fasd.Metrics) Metrics {
-	out := Metrics{N: m.N, Acc: Num(m.Acc), DP: Num(m.DP), EO: Num(m.EO), Flags: uint8(m.Flags)}
+	out := Metrics{N: m.N, Acc: Num(m.Acc), AUC: Num(m.AUC), F1: Num(m.F1), MacroF1: Num(m.MacroF1),
+		DP: Num(m.DP), EO: Num(m.EO), Flags: uint8(m.Flags)}
 	for i, g := range m.Groups {
 		out.Groups[i] = GroupRow{N: g.N, Pos: g.Pos, Acc: Num(g.Acc), PosRate: Num(g.PosRate), TPR: Num(g.TPR), FPR: Num(g.FPR)}
 	}
@@ -72,6 +76,16 @@ type VariantResult struct {
 	Variant   Variant `json:"variant"`
 	BestEpoch int     `json:"best_epoch"`
 	ValAcc    Num     `json:"val_acc"`
+	// ValAUC is the validation ROC AUC of the selected epoch (with
+	// classifier.select = "auc"; null otherwise).
+	ValAUC Num `json:"val_auc"`
+	// Val are the selected epoch's metrics on the validation nodes.
+	Val Metrics `json:"val"`
+	// FellBack is set on fasd_gcn when classifier.fallback chose the
+	// model on the original features (see ClassifierConfig.Fallback).
+	FellBack bool `json:"fell_back,omitempty"`
+	// Threshold is the decision threshold on P(1) (classifier.decision).
+	Threshold Num     `json:"threshold"`
 	Test      Metrics `json:"test"`
 	// ValCurve is the validation accuracy after every epoch.
 	ValCurve []Num `json:"val_curve,omitempty"`
@@ -89,6 +103,35 @@ type evalData struct {
 	labels    []int8
 	sens      []int8
 	val, test []uint32
+	// thr is the decision threshold on P(1) (decisionThreshold).
+	thr float64
+	// sel is the model-selection criterion (classifier.select).
+	sel Select
+}
+
+// newEvalData gathers the evaluation arrays and fixes the decision
+// threshold of cfg's rule from the training and validation labels.
+func newEvalData(cfg *Config, in *Input, train, val, test []uint32) *evalData {
+	ev := &evalData{numNodes: in.NumNodes, labels: in.Labels, sens: in.Sens, val: val, test: test, thr: 0.5,
+		sel: Select(cfg.Classifier.Select)}
+	if Decision(cfg.Classifier.Decision) == DecisionPrior {
+		ev.thr = fasd.PriorThreshold(positiveRate(in.Labels, train), positiveRate(in.Labels, val))
+	}
+	return ev
+}
+
+// positiveRate is the fraction of nodes with label 1 (NaN for none).
+func positiveRate(labels []int8, nodes []uint32) float64 {
+	pos := 0
+	for _, u := range nodes {
+		if labels[u] == 1 {
+			pos++
+		}
+	}
+	if len(nodes) == 0 {
+		return math.NaN()
+	}
+	return float64(pos) / float64(len(nodes))
 }
 
 // selector tracks model selection on validation accuracy.
@@ -101,10 +144,11 @@ type selector struct {
 	yval   []int8
 	avg    []float64
 	counts []int32
+	scores []float64 // validation P(1), for SelectAUC
 }
 
 func newSelector(ev *evalData, v Variant) *selector {
-	s := &selector{ev: ev, best: math.Inf(-1), res: VariantResult{Variant: v, BestEpoch: -1}}
+	s := &selector{ev: ev, best: math.Inf(-1), res: VariantResult{Variant: v, BestEpoch: -1, Threshold: Num(ev.thr)}}
 	s.p1 = make([]float64, ev.numNodes)
 	s.avg = make([]float64, 2*ev.numNodes)
 	s.counts = make([]int32, ev.numNodes)
@@ -117,23 +161,42 @@ func newSelector(ev *evalData, v Variant) *selector {
 }
 
 // observe takes P(1) per node for one epoch; it returns the validation
-// accuracy and whether the epoch is the new best (then the test metrics
-// are recorded).
+// accuracy and whether the epoch is the new best by the selection
+// criterion (then the test metrics are recorded).
 func (s *selector) observe(epoch int, p1 []float64) (float64, bool, error) {
 	for i, u := range s.ev.val {
-		s.pred[i] = fasd.PredictLabel(p1[u])
+		s.pred[i] = fasd.PredictAt(p1[u], s.ev.thr)
 	}
 	acc := fasd.Accuracy(s.pred, s.yval)
 	s.res.ValCurve = append(s.res.ValCurve, Num(acc))
-	if !(acc > s.best) {
+	crit, auc := acc, math.NaN()
+	if s.ev.sel == SelectAUC {
+		if s.scores == nil {
+			s.scores = make([]float64, len(s.ev.val))
+		}
+		for i, u := range s.ev.val {
+			s.scores[i] = p1[u]
+		}
+		var err error
+		if auc, err = fasd.AUC(s.scores, s.yval); err != nil {
+			return acc, false, err
+		}
+		crit = auc
+	}
+	if !(crit > s.best) {
 		return acc, false, nil
 	}
-	m, err := fasd.EvaluateNodes(p1, s.ev.labels, s.ev.sens, s.ev.test)
+	m, err := fasd.EvaluateScores(p1, s.ev.thr, s.ev.labels, s.ev.sens, s.ev.test)
 	if err != nil {
 		return acc, false, err
 	}
-	s.best = acc
-	s.res.BestEpoch, s.res.ValAcc, s.res.Test = epoch, Num(acc), metricsOf(m)
+	mv, err := fasd.EvaluateScores(p1, s.ev.thr, s.ev.labels, s.ev.sens, s.ev.val)
+	if err != nil {
+		return acc, false, err
+	}
+	s.res.Val = metricsOf(mv)
+	s.best = crit
+	s.res.BestEpoch, s.res.ValAcc, s.res.ValAUC, s.res.Test = epoch, Num(acc), Num(auc), metricsOf(m)
 	return acc, true, nil
 }
 

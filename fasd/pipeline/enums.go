@@ -25,6 +25,28 @@ const (
 	ScoreBudget ScoreSchedule = "budget"
 )
 
+// Decision is the value of classifier.decision.
+type Decision string
+
+const (
+	// DecisionHalf predicts class 1 iff P(1) > 0.5 (the paper).
+	DecisionHalf Decision = "half"
+	// DecisionPrior predicts class 1 iff P(1) > fasd.PriorThreshold(π_train,
+	// π_val): the training labels' positive rate corrected to the
+	// validation labels'.
+	DecisionPrior Decision = "prior"
+)
+
+// Select is the value of classifier.select.
+type Select string
+
+const (
+	// SelectAcc keeps the epoch with the best validation accuracy.
+	SelectAcc Select = "acc"
+	// SelectAUC keeps the epoch with the best validation ROC AUC.
+	SelectAUC Select = "auc"
+)
+
 // GuideNet is the value of debias.guide_net: what guidance pushes to
 // chance.
 type GuideNet string
@@ -81,6 +103,8 @@ var enums = []struct {
 	{"debias.post", names(PostContinuous, PostClip01, PostBinarize)},
 	{"debias.reverse", fasd.Reverse(0).Names()},
 	{"debias.guide_net", names(GuideGSen, GuideLinear)},
+	{"classifier.decision", names(DecisionHalf, DecisionPrior)},
+	{"classifier.select", names(SelectAcc, SelectAUC)},
 }
 
 func names[T ~string](vs ...T) []string {

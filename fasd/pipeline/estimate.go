@@ -172,7 +172,7 @@ func EstimateRun(ctx context.Context, cfg Config, in *Input, opt *Options) (*Est
 			// diagnostics): linear in their number.
 			f := float64(m) / float64(ms)
 			switch t.Stage {
-			case StageBaseline, StageRetune:
+			case StageBaseline, StageFASDGCN, StageMLP, StageRetune:
 				f = 1
 			case StageGuides:
 				// Full-batch fits over the distinct nodes the
@@ -295,6 +295,10 @@ func estimateShapes(cfg, sc *Config, m, ms int) map[Stage]stageShape {
 	// The GCN trains on the full graph either way.
 	be := expectEpochs(cfg.Baseline.Epochs, cfg.Baseline.Patience)
 	out[StageBaseline] = stageShape{epochs: be, maxEpochs: float64(cfg.Baseline.Epochs), trainScale: 1}
+	out[StageFASDGCN], out[StageMLP] = out[StageBaseline], out[StageBaseline]
+	if cfg.Classifier.Fallback { // a second GCN on the original features
+		out[StageFASDGCN] = stageShape{epochs: 2 * be, maxEpochs: 2 * float64(cfg.Baseline.Epochs), trainScale: 1}
+	}
 	pe := expectEpochs(cfg.Sens.Epochs, cfg.Sens.Patience)
 	out[StageProbe] = stageShape{epochs: 2 * pe, maxEpochs: 2 * float64(cfg.Sens.Epochs), trainScale: float64(m) / float64(ms)}
 	out[StageFreshProbe] = stageShape{epochs: pe, maxEpochs: float64(cfg.Sens.Epochs), trainScale: float64(m) / float64(ms)}

@@ -123,9 +123,11 @@ const (
 	StageScoreNoFair  Stage = "score_nofair"  // s_θ, s_φ with λ = 0 (epochs)
 	StageDebiasNoFair Stage = "debias_nofair" // debias with the λ = 0 networks
 	StageClassNoFair  Stage = "classifier_nofair"
-	StageBaseline     Stage = "gcn"    // full-graph GCN (epochs)
-	StageProbe        Stage = "probe"  // fresh g_sen probes (epochs)
-	StageRetune       Stage = "retune" // Options.Retune: debias + f per setting (settings)
+	StageBaseline     Stage = "gcn"      // full-graph GCN (epochs)
+	StageFASDGCN      Stage = "fasd_gcn" // full-graph GCN on node-mean debiased features (epochs)
+	StageMLP          Stage = "mlp"      // the baseline without the graph (epochs)
+	StageProbe        Stage = "probe"    // fresh g_sen probes (epochs)
+	StageRetune       Stage = "retune"   // Options.Retune: debias + f per setting (settings)
 )
 
 // Variant names an evaluated method.
@@ -137,11 +139,27 @@ const (
 	VariantNoDiffusion Variant = "no_diffusion"
 	VariantNoFairness  Variant = "no_fairness"
 	VariantGCN         Variant = "gcn"
+	// VariantFASDGCN debiases every subgraph like FASD, averages each
+	// node's debiased features over the subgraphs that contain it (nodes
+	// in none keep their own) and trains the full-graph GCN baseline on
+	// them: "debias, then classify the neighbourhood".
+	VariantFASDGCN Variant = "fasd_gcn"
+	// VariantMLP is the baseline's architecture without the graph (Â = I)
+	// on the original features: does the graph help at all?
+	VariantMLP Variant = "mlp"
+	// VariantMajority predicts the majority class of the validation
+	// labels for every node: the constant a useful model must beat.
+	VariantMajority Variant = "majority"
 )
 
-// Variants lists every variant in report order.
+// Variants lists the variants of --ablations in report order.
 func Variants() []Variant {
 	return []Variant{VariantFASD, VariantNoDiffusion, VariantNoFairness, VariantGCN}
+}
+
+// AllVariants lists every variant Run knows, in report order.
+func AllVariants() []Variant {
+	return []Variant{VariantFASD, VariantFASDGCN, VariantNoDiffusion, VariantNoFairness, VariantGCN, VariantMLP, VariantMajority}
 }
 
 // Callbacks receive progress reports. Every field is optional. They are

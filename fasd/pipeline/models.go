@@ -53,6 +53,20 @@ type Models struct {
 	// Guides are the linear guides of debias.guide_net = "linear" (w_r,
 	// b_r per round), or nil.
 	Guides []*nn.Param[float32]
+	// Threshold is the decision threshold on P(1) the run chose
+	// (classifier.decision, from training and validation labels only):
+	// class 1 iff P(1) > Threshold. Bundles written before it existed
+	// decode with 0.5.
+	Threshold float64
+}
+
+// ClassOf is the class the bundle's decision rule gives to P(1).
+func (m *Models) ClassOf(p1 float64) int8 {
+	t := m.Threshold
+	if !(t > 0 && t < 1) {
+		t = 0.5
+	}
+	return fasd.PredictAt(p1, t)
 }
 
 // FeatureHash returns the schema hash of an ordered list of feature names:
@@ -120,6 +134,8 @@ type bundleHeader struct {
 	D           int      `json:"d"`
 	FeatureHash string   `json:"feature_hash"`
 	Parts       []string `json:"parts"` // subset of gsen, score_x, score_a, f, f_base, guides, in this order
+	// Threshold is Models.Threshold; absent in older bundles (0.5).
+	Threshold *float64 `json:"threshold,omitempty"`
 }
 
 // MarshalBinary encodes the bundle:
@@ -132,6 +148,10 @@ type bundleHeader struct {
 // (integers little-endian).
 func (m *Models) MarshalBinary() ([]byte, error) {
 	hdr := bundleHeader{Format: ModelsFormat, Config: m.Config.TOML(), D: m.D, FeatureHash: m.FeatureHash}
+	if m.Threshold > 0 && m.Threshold < 1 {
+		t := m.Threshold
+		hdr.Threshold = &t
+	}
 	var parts [][]*nn.Param[float32]
 	for _, p := range m.parts() {
 		hdr.Parts = append(hdr.Parts, p.name)
@@ -213,8 +233,9 @@ func UnmarshalModels(b []byte) (*Models, error) {
 	// Bundles written before a key existed decode with that key's
 	// behaviour of the time: the paper's epochs schedule and reverse SDE.
 	cfg := Config{
-		Score:  ScoreConfig{Schedule: "epochs", Evals: 20, HoldOut: 0.1},
-		Debias: DebiasConfig{Reverse: "sde", GuideSteps: 3, GuideTol: 0.05, GuideNet: "gsen", GuideRounds: 1},
+		Classifier: ClassifierConfig{Decision: string(DecisionHalf), Select: string(SelectAcc)},
+		Score:      ScoreConfig{Schedule: "epochs", Evals: 20, HoldOut: 0.1},
+		Debias:     DebiasConfig{Reverse: "sde", GuideSteps: 3, GuideTol: 0.05, GuideNet: "gsen", GuideRounds: 1},
 	}
 	if err := cfg.LoadTOML("bundle config", strings.NewReader(hdr.Config)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrModels, err)
@@ -251,6 +272,13 @@ func UnmarshalModels(b []byte) (*Models, error) {
 		return nil, fmt.Errorf("%w: %w", ErrModels, err)
 	}
 	m.FeatureHash = hdr.FeatureHash
+	m.Threshold = 0.5
+	if t := hdr.Threshold; t != nil {
+		if !(*t > 0 && *t < 1) {
+			return nil, fmt.Errorf("%w: decision threshold %v, want in (0, 1)", ErrModels, *t)
+		}
+		m.Threshold = *t
+	}
 	if has["guides"] {
 		if guideRounds(&cfg) == 0 {
 			return nil, fmt.Errorf("%w: guides stored but the config asks for none", ErrModels)

@@ -102,7 +102,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 	w := nn.NewWorkers[float32](workers)
 	defer w.Close()
 	rep := &reporter{cb: opt.Callbacks, evals: opt.evals}
-	ev := &evalData{numNodes: in.NumNodes, labels: in.Labels, sens: in.Sens, val: val, test: test}
+	ev := newEvalData(&cfg, in, train, val, test)
 	orig := originalView(sgs, in.D, in.Features)
 	sd := deriveSeeds(cfg.Seed)
 	d := in.D
@@ -137,7 +137,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 	}()
 	var fasdModels *Models
 	var fasdRetuned []VariantResult // FASD's --retune rows
-	if opt.wants(VariantFASD) {
+	if opt.wants(VariantFASD) || opt.wants(VariantFASDGCN) {
 		var gsen *nn.GCNNet[float32]
 		var grads *gradCache
 		if needsGSen(&cfg, retune) {
@@ -195,24 +195,60 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 		}
 		rep.end()
 
-		rep.begin(StageClassifier, cfg.Classifier.Epochs)
-		f, vr, err := trainClassifier(ctx, &cfg, deb, d, w, ev, VariantFASD, sd.fInit, sd.fTrain, rep)
-		if err != nil {
-			return nil, fmt.Errorf("train classifier: %w", err)
+		fasdModels.Threshold = ev.thr
+		if opt.wants(VariantFASD) {
+			rep.begin(StageClassifier, cfg.Classifier.Epochs)
+			f, vr, err := trainClassifier(ctx, &cfg, deb, d, w, ev, VariantFASD, sd.fInit, sd.fTrain, rep)
+			if err != nil {
+				return nil, fmt.Errorf("train classifier: %w", err)
+			}
+			rep.end()
+			fasdModels.F = f
+			res.Models = fasdModels
+			if vr.Probe, err = pr.score(ctx, rep, deb, string(VariantFASD)); err != nil {
+				return nil, err
+			}
+			res.Variants = append(res.Variants, vr)
+			rv, err := runRetune(ctx, fasdModels, VariantFASD, opt.Retune, retune, orig, w, ev, sd, opt.Scratch, rep, pr)
+			if err != nil {
+				return nil, err
+			}
+			res.Variants = append(res.Variants, rv...)
+			fasdRetuned = rv
 		}
-		rep.end()
-		fasdModels.F = f
-		res.Models = fasdModels
-		if vr.Probe, err = pr.score(ctx, rep, deb, string(VariantFASD)); err != nil {
-			return nil, err
+		if opt.wants(VariantFASDGCN) {
+			if in.Graph == nil {
+				return nil, fmt.Errorf("%w: %s needs Input.Graph", ErrInput, VariantFASDGCN)
+			}
+			rep.begin(StageFASDGCN, cfg.Baseline.Epochs)
+			xm, _, err := nodeMeanFeatures(ctx, deb, in.NumNodes, in.Graph.X)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", VariantFASDGCN, err)
+			}
+			x0 := in.Graph.X
+			if k := cfg.Classifier.Neutralize; k != 0 {
+				xm = neutralize(xm, in.D, in.Graph.Edges, in.Sens, k)
+				x0 = neutralize(x0, in.D, in.Graph.Edges, in.Sens, k)
+			}
+			vr, err := trainFullGraph(ctx, &cfg, in, in.Graph.Edges, xm, train, ev, VariantFASDGCN, sd.baseline, rep)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", VariantFASDGCN, err)
+			}
+			if cfg.Classifier.Fallback {
+				vo, err := trainFullGraph(ctx, &cfg, in, in.Graph.Edges, x0, train, ev, VariantFASDGCN, sd.baseline, rep)
+				if err != nil {
+					return nil, fmt.Errorf("%s (original features): %w", VariantFASDGCN, err)
+				}
+				if fallBack(&vr, &vo) {
+					vr, vr.FellBack = vo, true
+				}
+			}
+			rep.end()
+			if vr.Probe, err = pr.score(ctx, rep, deb, string(VariantFASD)); err != nil {
+				return nil, err
+			}
+			res.Variants = append(res.Variants, vr)
 		}
-		res.Variants = append(res.Variants, vr)
-		rv, err := runRetune(ctx, fasdModels, VariantFASD, opt.Retune, retune, orig, w, ev, sd, opt.Scratch, rep, pr)
-		if err != nil {
-			return nil, err
-		}
-		res.Variants = append(res.Variants, rv...)
-		fasdRetuned = rv
 
 		if opt.Diagnostics {
 			rep.begin(StageDiagnostics, 1)
@@ -367,6 +403,25 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 		}
 		res.Variants = append(res.Variants, vr)
 	}
+	if opt.wants(VariantMLP) {
+		rep.begin(StageMLP, cfg.Baseline.Epochs)
+		vr, err := trainMLP(ctx, &cfg, in, train, ev, sd.baseline, rep)
+		if err != nil {
+			return nil, fmt.Errorf("mlp baseline: %w", err)
+		}
+		rep.end()
+		if vr.Probe, err = pr.score(ctx, rep, orig, ProbeData); err != nil {
+			return nil, err
+		}
+		res.Variants = append(res.Variants, vr)
+	}
+	if opt.wants(VariantMajority) {
+		vr, err := majority(ev)
+		if err != nil {
+			return nil, err
+		}
+		res.Variants = append(res.Variants, vr)
+	}
 	return res, nil
 }
 
@@ -469,7 +524,7 @@ func Sweep(ctx context.Context, cfg Config, in *Input, steps []int, lambdas []fl
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	sgs, _, val, test, err := in.validate()
+	sgs, train, val, test, err := in.validate()
 	if err != nil {
 		return nil, err
 	}
@@ -477,7 +532,7 @@ func Sweep(ctx context.Context, cfg Config, in *Input, steps []int, lambdas []fl
 	w := nn.NewWorkers[float32](workers)
 	defer w.Close()
 	rep := &reporter{cb: opt.Callbacks}
-	ev := &evalData{numNodes: in.NumNodes, labels: in.Labels, sens: in.Sens, val: val, test: test}
+	ev := newEvalData(&cfg, in, train, val, test)
 	orig := originalView(sgs, in.D, in.Features)
 	sd := deriveSeeds(cfg.Seed)
 	d := in.D

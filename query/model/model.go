@@ -35,6 +35,22 @@ type Info struct {
 	// baseline, other debiasing settings) are stored and averaged alongside
 	// it. Nil means FairVariant alone.
 	Variants []string
+	// Threshold is the decision threshold on P(1) the models were trained
+	// with: a prediction's class is 1 iff P(1) > Threshold, for every
+	// variant. Values outside (0, 1), zero included, mean 0.5.
+	Threshold float64
+}
+
+// ClassOf is the class of a probability of class 1 under i's threshold.
+func (i *Info) ClassOf(p1 float64) int {
+	t := i.Threshold
+	if !(t > 0 && t < 1) {
+		t = 0.5
+	}
+	if p1 > t {
+		return 1
+	}
+	return 0
 }
 
 // The variant names of the trained FASD models.

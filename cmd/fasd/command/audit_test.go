@@ -21,10 +21,13 @@ type auditJSON struct {
 }
 
 type auditMetrics struct {
-	Acc    float64 `json:"acc"`
-	DP     float64 `json:"delta_dp"`
-	EO     float64 `json:"delta_eo"`
-	Groups [2]struct {
+	Acc     float64 `json:"acc"`
+	AUC     float64 `json:"auc"`
+	F1      float64 `json:"f1"`
+	MacroF1 float64 `json:"macro_f1"`
+	DP      float64 `json:"delta_dp"`
+	EO      float64 `json:"delta_eo"`
+	Groups  [2]struct {
 		N       int     `json:"n"`
 		Acc     float64 `json:"acc"`
 		PosRate float64 `json:"pos_rate"`
@@ -62,7 +65,8 @@ func TestAuditCommand(t *testing.T) {
 		for _, c := range []struct {
 			name      string
 			got, want float64
-		}{{"Acc", m.Acc, v.Test.Acc}, {"ΔDP", m.DP, v.Test.DP}, {"ΔEO", m.EO, v.Test.EO}} {
+		}{{"Acc", m.Acc, v.Test.Acc}, {"ΔDP", m.DP, v.Test.DP}, {"ΔEO", m.EO, v.Test.EO},
+			{"AUC", m.AUC, v.Test.AUC}, {"F1", m.F1, v.Test.F1}, {"macro-F1", m.MacroF1, v.Test.MacroF1}} {
 			if math.Abs(c.got-c.want) > 1e-9 {
 				t.Errorf("%s %s: audit %.6f, training run %.6f", v.Variant, c.name, c.got, c.want)
 			}

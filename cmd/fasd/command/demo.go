@@ -25,11 +25,13 @@ func newDemoCommand() *cobra.Command {
 		Use:   "demo [--dir DIR] [--nodes N] [--seeds S] [--set key=val ...]",
 		Short: "Run the whole chain on a generated biased graph",
 		Long: `Demo runs the main job end to end in DIR (deleted first): generate a graph
-whose bias is removable (gen --preset removable: labels almost independent of
+whose bias is removable (gen --size removable: labels almost independent of
 the sensitive group, which leaks into features and group-homophilous edges),
-load it into an embedded Pebble store, compare FASD with the w/o-Diffusion
-baseline over a few seeds (paired differences with confidence intervals,
-fresh-probe AUC and a verdict in words), train and store one model,
+load it into an embedded Pebble store, compare FASD (f on the debiased
+subgraphs, and fasd_gcn: a GCN on the node-mean debiased features) with the
+w/o-Diffusion baseline, the plain full-graph GCN and the majority-class
+constant over a few seeds (paired differences with confidence intervals,
+fresh-probe AUC and verdicts in words), train and store one model,
 materialize the views, query some nodes, apply an update (new edges and a new
 labelled node), refresh, and print the fairness audit (w/o Diffusion before,
 FASD after) of the views before and after the update. With --fast (the
@@ -47,7 +49,7 @@ graph, --seeds the number of compared runs and --set adds training overrides
 				return usagef("demo: --seeds %d: at least 2 (paired confidence intervals need two)", seeds)
 			}
 			if nodes != 0 && nodes < demoMinNodes {
-				return usagef("demo: --nodes %d: at least %d (0: the preset's size)", nodes, demoMinNodes)
+				return usagef("demo: --nodes %d: at least %d (0: the removable size's)", nodes, demoMinNodes)
 			}
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if err := os.RemoveAll(dir); err != nil {
@@ -76,8 +78,8 @@ graph, --seeds the number of compared runs and --set adds training overrides
 				overrides = append(overrides, "--set", kv)
 			}
 			train := append([]string{"train", "--db", db, "--diagnostics=false"}, overrides...)
-			eval := append([]string{"eval", "--db", db, "--seeds", strconv.Itoa(seeds), "--variants", "fasd,no_diffusion"}, overrides...)
-			gen := []string{"generate a graph with removable bias", "gen", "--out", dump, "--preset", "removable"}
+			eval := append([]string{"eval", "--db", db, "--seeds", strconv.Itoa(seeds), "--variants", "fasd,fasd_gcn,no_diffusion,gcn,majority"}, overrides...)
+			gen := []string{"generate a graph with removable bias", "gen", "--out", dump, "--size", "removable"}
 			if nodes > 0 {
 				gen = append(gen, "--nodes", strconv.Itoa(nodes))
 			}
@@ -87,9 +89,9 @@ graph, --seeds the number of compared runs and --set adds training overrides
 			}
 			steps := [][]string{
 				gen,
-				{"load it into an embedded Pebble store", "load", "--db", db, "--preset", "synth", "--dir", dump},
+				{"load it into an embedded Pebble store", "load", "--db", db, "--dataset", "synth", "--dir", dump},
 				{"graph statistics", "stats", "--db", db},
-				append([]string{"compare FASD with the w/o-Diffusion baseline (paired over seeds)"}, eval...),
+				append([]string{"compare FASD with the w/o-Diffusion baseline and the plain GCN (paired over seeds)"}, eval...),
 				append([]string{"train and store FASD and the w/o-Diffusion baseline"}, train...),
 				{"materialize the fair-prediction views", "materialize", "--db", db},
 				{"fairness audit of the views (before = w/o Diffusion, after = FASD debiasing)", "audit", "--db", db},

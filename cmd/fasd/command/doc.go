@@ -7,16 +7,21 @@
 //
 // The graph (package index):
 //
-//	fasd gen   --out DIR [--preset small|pokec] [knobs]     write a synthetic biased dump
-//	fasd load  --db DIR --preset NAME [--dir D | --nodes F --edges F] [column flags]
+//	fasd gen   --out DIR [--size small|removable|pokec] [knobs]   write a synthetic biased dump
+//	fasd load  --db DIR (--dataset NAME [--dir D] | --nodes F --edges F [column flags])
 //	fasd stats --db DIR [--json]                             summarise the stored graph
 //	fasd check --db DIR                                      verify every stored invariant
 //
 // The method (package fasd/pipeline, run through package runs):
 //
-//	fasd train --db DIR --preset NAME [--seed S] [--config F.toml] [--set key=val ...]
-//	fasd eval  --db DIR --preset NAME [--seeds 5] [--ablations] [--json]
-//	fasd sweep --db DIR --preset NAME [--steps 1,2,3,5,8] [--lambdas 0,0.1,1,10] [--out DIR]
+//	fasd train --db DIR [--profile NAME] [--seed S] [--config F.toml] [--set key=val ...]
+//	fasd eval  --db DIR [--profile NAME] [--seeds 10] [--ablations] [--json]
+//	fasd sweep --db DIR [--profile NAME] [--steps 1,2,3,5,8] [--lambdas 0,0.1,1,10] [--out DIR]
+//
+// A dataset (load) is a published graph's file names and conventions, a
+// profile (train, eval, sweep) a set of hyper-parameters, a size (gen) a
+// generator setting; --preset, the one name all three had, still works as
+// an old spelling (flagnames.go).
 //
 // The engine and its views (package query; serve puts it behind package
 // httpapi):
@@ -35,8 +40,9 @@
 //	1  failure (I/O, engine errors, anything not below)
 //	2  usage: unknown command or flag, missing or invalid flag value
 //	3  bad input: a dump file is missing or malformed (the message names
-//	   file:line and column), or an update names an unknown or deleted
-//	   node (file:line)
+//	   file:line and column), an update is invalid for the graph
+//	   (query.ErrInvalid, naming the field), or an update file names an
+//	   unknown or deleted node (file:line)
 //	4  store state: the store holds an incomplete load (reload with
 //	   --replace), already holds a graph (use --replace), holds no graph,
 //	   was made by the other backend or an unknown format, is corrupt or
@@ -50,15 +56,18 @@
 //
 // # I/O-fault hook
 //
-// With FASD_TEST_FAULT_AT=OP:N:ERRNO in the environment (FaultAtEnv) every
-// store the command opens fails its N-th file operation of kind OP, and
-// every later one, with ERRNO; the I/O-fault tests of cmd/fasd use it.
+// In a build with the crashtest tag, with FASD_TEST_FAULT_AT=OP:N:ERRNO in
+// the environment (FaultAtEnv) every store the command opens fails its
+// N-th file operation of kind OP, and every later one, with ERRNO; the
+// I/O-fault tests of cmd/fasd use it.
 //
 // # Crash-injection hook
 //
-// With FASD_TEST_KILL_AT=STAGE:N in the environment (KillAtEnv) the
-// process kills itself at the N-th progress report of STAGE; the crash
-// tests of cmd/fasd use it to stop a command at a chosen stage boundary.
+// In a build with the crashtest tag (go build -tags crashtest, as make
+// crash does), FASD_TEST_KILL_AT=STAGE:N in the environment (KillAtEnv)
+// makes the process kill itself at the N-th progress report of STAGE; the
+// crash tests of cmd/fasd use it to stop a command at a chosen stage
+// boundary. A default build has no such hook: it reads no such variable.
 //
 // Each subcommand has an options struct with AddFlags and a RunE that
 // returns wrapped errors; nothing is global.

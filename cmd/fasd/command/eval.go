@@ -47,9 +47,9 @@ func (o *EvalOptions) AddFlags(fs *pflag.FlagSet) {
 	o.Cfg.AddFlags(fs)
 	fs.IntVar(&o.Seeds, "seeds", 10, "number of runs (seeds first-seed, first-seed+1, …)")
 	fs.Uint64Var(&o.FirstSeed, "first-seed", 0, "seed of the first run")
-	fs.BoolVar(&o.Ablations, "ablations", false, "run all variants: "+variantList())
+	fs.BoolVar(&o.Ablations, "ablations", false, "run the variants "+variantList(pipeline.Variants()))
 	fs.BoolVar(&o.JSON, "json", false, "print the report as JSON (schema in the help text)")
-	fs.StringSliceVar(&o.Variants, "variants", nil, "variants to evaluate instead of fasd,no_diffusion (or all with --ablations): "+variantList())
+	fs.StringSliceVar(&o.Variants, "variants", nil, "variants to evaluate instead of fasd,no_diffusion (or those of --ablations): "+variantList(pipeline.AllVariants()))
 	fs.StringSliceVar(&o.References, "reference", nil, "variants to pair every other variant against (default no_diffusion,gcn, each when evaluated); a named reference must be evaluated")
 	fs.BoolVar(&o.Probe, "probe", true, "train a fresh sensitive-attribute probe per variant and report its test AUC (--probe=false skips it)")
 	addSpillFlag(fs, &o.Spill)
@@ -86,6 +86,9 @@ type EvalDiff struct {
 type EvalPaired struct {
 	Reference string    `json:"reference"`
 	Acc       EvalDiff  `json:"acc"`
+	AUC       EvalDiff  `json:"auc"`
+	F1        EvalDiff  `json:"f1"`
+	MacroF1   EvalDiff  `json:"macro_f1"`
 	DP        EvalDiff  `json:"dp"`
 	EO        EvalDiff  `json:"eo"`
 	ProbeAUC  *EvalDiff `json:"probe_auc,omitempty"`
@@ -93,15 +96,21 @@ type EvalPaired struct {
 
 // EvalVariant are the metrics of one variant.
 type EvalVariant struct {
-	Name string   `json:"name"`
-	Acc  EvalStat `json:"acc"`
-	DP   EvalStat `json:"dp"`
-	EO   EvalStat `json:"eo"`
+	Name    string   `json:"name"`
+	Acc     EvalStat `json:"acc"`
+	AUC     EvalStat `json:"auc"`
+	F1      EvalStat `json:"f1"`
+	MacroF1 EvalStat `json:"macro_f1"`
+	DP      EvalStat `json:"dp"`
+	EO      EvalStat `json:"eo"`
 	// ProbeAUC is the fresh probe's test AUC (a fraction, not ×100) and
 	// ProbeData the data it read ("original", or the variant whose
 	// debiased subgraphs it was); both absent with --probe=false.
 	ProbeAUC  *EvalStat `json:"probe_auc,omitempty"`
 	ProbeData string    `json:"probe_data,omitempty"`
+	// FellBack is, per seed, whether fasd_gcn's classifier.fallback kept
+	// the model on the original features (fasd_gcn only).
+	FellBack []bool `json:"fell_back,omitempty"`
 	// Paired are the differences against each reference (none for a
 	// reference against itself).
 	Paired []EvalPaired `json:"paired,omitempty"`
@@ -152,6 +161,9 @@ func diff(x, ref []float64) EvalDiff {
 // Metric indices of evalValues.
 const (
 	mAcc = iota
+	mAUC
+	mF1
+	mMacroF1
 	mDP
 	mEO
 	mProbe
@@ -162,18 +174,36 @@ const (
 // probe AUC (NaN where undefined or not run).
 type evalValues struct {
 	v         [nMetrics][]float64
+	fellBack  []bool
 	probeData string
 }
 
 const evalLong = `Eval runs the pipeline once per seed (nothing is stored) and prints, for
-every variant, Acc, ΔDP and ΔEO on the test nodes ×100 as mean (population
-std) over the seeds, like the paper's Table 1, then the paired differences
-against the reference variants and the per-seed values.
+every variant, Acc, ROC AUC, F1 of class 1, macro-F1, ΔDP and ΔEO on the
+test nodes ×100 as mean (population std) over the seeds, then the paired
+differences against the reference variants and the per-seed values. AUC
+and macro-F1 expose a constant predictor (AUC 50, macro-F1 ≤ 50) that
+accuracy, ΔDP and ΔEO alone would flatter.
 
-Variants: fasd and no_diffusion by default; --ablations runs all four
-(fasd, no_diffusion = w/o Diffusion, no_fairness = w/o Fairness, gcn = a
-plain full-graph 2-layer GCN), --variants picks some. All variants of a
-seed share its subgraphs and seeds, so their differences are paired.
+Variants: fasd and no_diffusion by default; --ablations runs fasd,
+no_diffusion = w/o Diffusion, no_fairness = w/o Fairness and gcn = a plain
+full-graph 2-layer GCN; --variants picks any of those and
+  fasd_gcn   debias like fasd, average each node's debiased features over
+             the subgraphs holding it, train the GCN baseline on them
+             (with classifier.fallback, the default, it keeps the GCN on
+             the original features unless the debiased one is fairer on
+             the validation nodes at ≤ 0.02 AUC cost)
+  mlp        the baseline's widths without the graph, original features
+  majority   the validation labels' majority class for every node
+All variants of a seed share its subgraphs and seeds, so their differences
+are paired.
+
+Decision and selection (classifier.decision, classifier.select): in the
+default configuration a node is of class 1 iff P(1) exceeds the threshold
+that corrects the training labels' positive rate to the validation labels'
+(0.5 when they agree), and the epoch kept is the one with the best
+validation ROC AUC; the paper presets keep 0.5 and validation accuracy.
+Neither reads a test label.
 
 Paired differences: for each variant and reference (default no_diffusion
 and gcn, each when evaluated; --reference names others), the per-seed
@@ -203,13 +233,15 @@ JSON (--json): an object with
   seconds      wall time of all runs
   variants     [object], each with
     name        variant name (fasd, no_diffusion, no_fairness, gcn, fasd@…)
-    acc, dp, eo {mean, std, per_seed}  ×100; std is the population std;
-                undefined values are -1
+    acc, auc, f1, macro_f1, dp, eo {mean, std, per_seed}  ×100; std is
+                the population std; undefined values are -1
     probe_auc   {mean, std, per_seed}  fraction; absent with --probe=false
     probe_data  "original" or the variant whose debiased data the probe read
+    fell_back   [bool]  fasd_gcn only: per seed, whether classifier.fallback
+                kept the model on the original features
     paired      [object], one per reference other than the variant itself:
       reference  the reference variant
-      acc, dp, eo, probe_auc  {n, mean, sd, lo, hi, p, per_seed}: per-seed
+      acc, auc, f1, macro_f1, dp, eo, probe_auc  {n, mean, sd, lo, hi, p, per_seed}: per-seed
                  differences variant − reference (units as above), n seeds
                  with both values defined, their mean, sample std (n − 1),
                  95 % t interval [lo, hi] and p-value; null where undefined
@@ -227,7 +259,7 @@ A time estimate is printed before the runs start.
 func newEvalCommand() *cobra.Command {
 	o := &EvalOptions{}
 	cmd := &cobra.Command{
-		Use:   "eval --db DIR --preset NAME [--seeds 10] [--ablations] [--reference V,…] [--json]",
+		Use:   "eval --db DIR [--profile NAME] [--seeds 10] [--ablations] [--reference V,…] [--json]",
 		Short: "Evaluate FASD over several seeds: Acc, ΔDP, ΔEO, probe AUC and paired differences with 95 % CIs",
 		Long:  evalLong,
 		Args:  noArgs,
@@ -250,7 +282,7 @@ func newEvalCommand() *cobra.Command {
 				if o.Ablations {
 					return usagef("eval: --variants and --ablations exclude each other")
 				}
-				if variants, err = parseVariants(o.Variants); err != nil {
+				if variants, err = parseVariants(o.Variants, pipeline.AllVariants()); err != nil {
 					return err
 				}
 			}
@@ -292,7 +324,9 @@ func newEvalCommand() *cobra.Command {
 				return fmt.Errorf("eval: %w", err)
 			}
 			defer view.Close()
-			withGraph := slices.Contains(variants, pipeline.VariantGCN)
+			withGraph := slices.ContainsFunc(variants, func(v pipeline.Variant) bool {
+				return v == pipeline.VariantGCN || v == pipeline.VariantFASDGCN || v == pipeline.VariantMLP
+			})
 			start := time.Now()
 			rep := EvalReport{Preset: cfg.Preset, Config: cfg.TOML(), Level: evalLevel, References: refs}
 			vals := map[pipeline.Variant]*evalValues{}
@@ -336,12 +370,21 @@ func newEvalCommand() *cobra.Command {
 					if vr.Probe != nil {
 						auc, ev.probeData = float64(vr.Probe.AUC), vr.Probe.Data
 					}
-					for m, x := range [nMetrics]float64{100 * float64(vr.Test.Acc), 100 * float64(vr.Test.DP), 100 * float64(vr.Test.EO), auc} {
+					t := &vr.Test
+					for m, x := range [nMetrics]float64{100 * float64(t.Acc), 100 * float64(t.AUC), 100 * float64(t.F1), 100 * float64(t.MacroF1),
+						100 * float64(t.DP), 100 * float64(t.EO), auc} {
 						ev.v[m] = append(ev.v[m], x)
 					}
-					line := fmt.Sprintf("  %-14s acc %s dp %s eo %s", vr.Variant, pct(vr.Test.Acc), pct(vr.Test.DP), pct(vr.Test.EO))
+					line := fmt.Sprintf("  %-14s acc %s auc %s f1 %s macro-f1 %s dp %s eo %s", vr.Variant, pct(t.Acc), pct(t.AUC), pct(t.F1),
+						pct(t.MacroF1), pct(t.DP), pct(t.EO))
 					if vr.Probe != nil {
 						line += " probe AUC " + frac(auc)
+					}
+					if vr.Variant == pipeline.VariantFASDGCN {
+						ev.fellBack = append(ev.fellBack, vr.FellBack)
+						if vr.FellBack {
+							line += " (fell back to the original features)"
+						}
 					}
 					fmt.Fprintln(errOut, line)
 				}
@@ -399,7 +442,8 @@ func evalVariants(report []pipeline.Variant, vals map[pipeline.Variant]*evalValu
 	var out []EvalVariant
 	for _, v := range report {
 		a := vals[v]
-		ev := EvalVariant{Name: string(v), Acc: stat(a.v[mAcc]), DP: stat(a.v[mDP]), EO: stat(a.v[mEO])}
+		ev := EvalVariant{Name: string(v), Acc: stat(a.v[mAcc]), AUC: stat(a.v[mAUC]), F1: stat(a.v[mF1]), MacroF1: stat(a.v[mMacroF1]),
+			DP: stat(a.v[mDP]), EO: stat(a.v[mEO]), FellBack: a.fellBack}
 		if probe {
 			s := stat(a.v[mProbe])
 			ev.ProbeAUC, ev.ProbeData = &s, a.probeData
@@ -409,7 +453,8 @@ func evalVariants(report []pipeline.Variant, vals map[pipeline.Variant]*evalValu
 				continue
 			}
 			b := vals[pipeline.Variant(r)]
-			p := EvalPaired{Reference: r, Acc: diff(a.v[mAcc], b.v[mAcc]), DP: diff(a.v[mDP], b.v[mDP]), EO: diff(a.v[mEO], b.v[mEO])}
+			p := EvalPaired{Reference: r, Acc: diff(a.v[mAcc], b.v[mAcc]), AUC: diff(a.v[mAUC], b.v[mAUC]), F1: diff(a.v[mF1], b.v[mF1]),
+				MacroF1: diff(a.v[mMacroF1], b.v[mMacroF1]), DP: diff(a.v[mDP], b.v[mDP]), EO: diff(a.v[mEO], b.v[mEO])}
 			if probe {
 				d := diff(a.v[mProbe], b.v[mProbe])
 				p.ProbeAUC = &d
@@ -435,7 +480,8 @@ func printEvalTable(w io.Writer, r *EvalReport, perSeed bool) {
 	for i, s := range r.Seeds {
 		seeds[i] = fmt.Sprint(s)
 	}
-	fmt.Fprintf(w, "preset %s, %d seeds (%s); Acc, ΔDP, ΔEO ×100 as mean (population std)", r.Preset, len(r.Seeds), strings.Join(seeds, " "))
+	fmt.Fprintf(w, "preset %s, %d seeds (%s); Acc, AUC, F1 (class 1), macro-F1, ΔDP, ΔEO ×100 as mean (population std)",
+		r.Preset, len(r.Seeds), strings.Join(seeds, " "))
 	if probe {
 		fmt.Fprintf(w, "; probe AUC as a fraction")
 	}
@@ -446,13 +492,13 @@ func printEvalTable(w io.Writer, r *EvalReport, perSeed bool) {
 		width = max(width, len(v.Name))
 	}
 	ms := func(s EvalStat) string { return fmt.Sprintf("%.2f (%.2f)", s.Mean, s.Std) }
-	fmt.Fprintf(w, "%-*s  %-14s %-14s %-14s", width, "variant", "Acc", "ΔDP", "ΔEO")
+	fmt.Fprintf(w, "%-*s  %-14s %-14s %-14s %-14s %-14s %-14s", width, "variant", "Acc", "AUC", "F1", "macro-F1", "ΔDP", "ΔEO")
 	if probe {
 		fmt.Fprintf(w, " %s", "probe AUC")
 	}
 	fmt.Fprintln(w)
 	for _, v := range r.Variants {
-		fmt.Fprintf(w, "%-*s  %-14s %-14s %-14s", width, v.Name, ms(v.Acc), ms(v.DP), ms(v.EO))
+		fmt.Fprintf(w, "%-*s  %-14s %-14s %-14s %-14s %-14s %-14s", width, v.Name, ms(v.Acc), ms(v.AUC), ms(v.F1), ms(v.MacroF1), ms(v.DP), ms(v.EO))
 		if probe {
 			fmt.Fprintf(w, " %s (%s)", frac(v.ProbeAUC.Mean), frac(v.ProbeAUC.Std))
 			if v.ProbeData == pipeline.ProbeData {
@@ -490,7 +536,7 @@ func printEvalTable(w io.Writer, r *EvalReport, perSeed bool) {
 		}
 		fmt.Fprintf(w, "\npaired differences vs %s: variant − %s, mean [%.0f %% CI] over seeds (Student t); * = CI excludes 0\n",
 			ref, ref, 100*r.Level)
-		fmt.Fprintf(w, "%-*s  %-24s %-24s %-24s", width, "variant", "Acc", "ΔDP", "ΔEO")
+		fmt.Fprintf(w, "%-*s  %-24s %-24s %-24s %-24s %-24s", width, "variant", "Acc", "AUC", "macro-F1", "ΔDP", "ΔEO")
 		if probe {
 			fmt.Fprintf(w, " %s", "probe AUC")
 		}
@@ -500,7 +546,7 @@ func printEvalTable(w io.Writer, r *EvalReport, perSeed bool) {
 				if p.Reference != ref {
 					continue
 				}
-				fmt.Fprintf(w, "%-*s  %-24s %-24s %-24s", width, v.Name, ci(p.Acc, f2), ci(p.DP, f2), ci(p.EO, f2))
+				fmt.Fprintf(w, "%-*s  %-24s %-24s %-24s %-24s %-24s", width, v.Name, ci(p.Acc, f2), ci(p.AUC, f2), ci(p.MacroF1, f2), ci(p.DP, f2), ci(p.EO, f2))
 				if probe && p.ProbeAUC != nil {
 					fmt.Fprintf(w, " %s", ci(*p.ProbeAUC, f3))
 				}
@@ -538,6 +584,9 @@ func printEvalTable(w io.Writer, r *EvalReport, perSeed bool) {
 	}
 	fmt.Fprintf(w, "\nper seed")
 	block("Acc", func(v EvalVariant) ([]float64, bool) { return v.Acc.PerSeed, true }, "%7.2f", false)
+	block("AUC", func(v EvalVariant) ([]float64, bool) { return v.AUC.PerSeed, true }, "%7.2f", false)
+	block("F1 (class 1)", func(v EvalVariant) ([]float64, bool) { return v.F1.PerSeed, true }, "%7.2f", false)
+	block("macro-F1", func(v EvalVariant) ([]float64, bool) { return v.MacroF1.PerSeed, true }, "%7.2f", false)
 	block("ΔDP", func(v EvalVariant) ([]float64, bool) { return v.DP.PerSeed, true }, "%7.2f", false)
 	block("ΔEO", func(v EvalVariant) ([]float64, bool) { return v.EO.PerSeed, true }, "%7.2f", false)
 	if probe {
@@ -563,6 +612,8 @@ func printEvalTable(w io.Writer, r *EvalReport, perSeed bool) {
 				}
 			}
 			block("Acc − "+ref, pick(func(p EvalPaired) *EvalDiff { return &p.Acc }), "%+7.2f", true)
+			block("AUC − "+ref, pick(func(p EvalPaired) *EvalDiff { return &p.AUC }), "%+7.2f", true)
+			block("macro-F1 − "+ref, pick(func(p EvalPaired) *EvalDiff { return &p.MacroF1 }), "%+7.2f", true)
 			block("ΔDP − "+ref, pick(func(p EvalPaired) *EvalDiff { return &p.DP }), "%+7.2f", true)
 			block("ΔEO − "+ref, pick(func(p EvalPaired) *EvalDiff { return &p.EO }), "%+7.2f", true)
 			if probe {
@@ -573,16 +624,28 @@ func printEvalTable(w io.Writer, r *EvalReport, perSeed bool) {
 	fmt.Fprintf(w, "\ntotal %.1fs\n", r.Seconds)
 }
 
-// printVerdict says in words how fasd compares with the first reference:
-// for each measure, lower or higher when the confidence interval excludes
-// 0, "no significant difference" otherwise.
+// verdictPairs are the comparisons printVerdict puts in words, each when
+// both variants were evaluated and the second is a reference: the
+// debiasing against its own pipeline without it, and each fair variant
+// against the plain GCN a user would otherwise run.
+var verdictPairs = [][2]pipeline.Variant{
+	{pipeline.VariantFASD, pipeline.VariantNoDiffusion},
+	{pipeline.VariantFASD, pipeline.VariantGCN},
+	{pipeline.VariantFASDGCN, pipeline.VariantGCN},
+}
+
+// printVerdict says in words how fasd (and fasd_gcn) compare with the
+// references of verdictPairs: for each measure, lower or higher when the
+// confidence interval excludes 0, "no significant difference" otherwise.
 func printVerdict(w io.Writer, r *EvalReport) {
-	if len(r.References) == 0 {
-		return
+	for _, pair := range verdictPairs {
+		printVerdictOf(w, r, string(pair[0]), string(pair[1]))
 	}
-	ref := r.References[0]
+}
+
+func printVerdictOf(w io.Writer, r *EvalReport, name, ref string) {
 	for _, v := range r.Variants {
-		if v.Name != string(pipeline.VariantFASD) {
+		if v.Name != name {
 			continue
 		}
 		for _, p := range v.Paired {
@@ -600,8 +663,9 @@ func printVerdict(w io.Writer, r *EvalReport) {
 				}
 				return fmt.Sprintf("no significant difference (%+.3g%s)", float64(d.Mean), unit)
 			}
-			fmt.Fprintf(w, "\nverdict, fasd vs %s over %d seeds (lower ΔDP/ΔEO is fairer):\n", ref, len(r.Seeds))
-			fmt.Fprintf(w, "  ΔDP %s\n  ΔEO %s\n  Acc %s\n", word(p.DP, " points"), word(p.EO, " points"), word(p.Acc, " points"))
+			fmt.Fprintf(w, "\nverdict, %s vs %s over %d seeds (lower ΔDP/ΔEO is fairer):\n", name, ref, len(r.Seeds))
+			fmt.Fprintf(w, "  ΔDP %s\n  ΔEO %s\n  Acc %s\n  AUC %s\n", word(p.DP, " points"), word(p.EO, " points"), word(p.Acc, " points"),
+				word(p.AUC, " points"))
 			if p.ProbeAUC != nil {
 				fmt.Fprintf(w, "  probe AUC %s\n", word(*p.ProbeAUC, ""))
 			}
@@ -609,9 +673,9 @@ func printVerdict(w io.Writer, r *EvalReport) {
 			worse := p.DP.Lo > 0 || p.EO.Lo > 0
 			switch {
 			case fairer && !worse:
-				fmt.Fprintf(w, "  → fasd is fairer than %s on this graph\n", ref)
+				fmt.Fprintf(w, "  → %s is fairer than %s on this graph\n", name, ref)
 			case worse && !fairer:
-				fmt.Fprintf(w, "  → fasd is LESS fair than %s on this graph\n", ref)
+				fmt.Fprintf(w, "  → %s is LESS fair than %s on this graph\n", name, ref)
 			default:
 				fmt.Fprintf(w, "  → no clear fairness gain over %s on this graph\n", ref)
 			}

@@ -1,3 +1,5 @@
+//go:build crashtest
+
 package command
 
 import (
@@ -22,7 +24,9 @@ import (
 // ERRNO is ENOSPC or EIO. N = 0 injects nothing and only counts: main
 // then prints "fasd: fault hook: OP K" with the count K to stderr before
 // it exits. The I/O-fault tests of cmd/fasd use it; it is inert when
-// unset. A command run with it on a Badger store fails at Open.
+// unset. A command run with it on a Badger store fails at Open. It exists
+// only in a build with the crashtest tag, like the kill hook: without the
+// tag storageOptions and FaultHookReport do nothing (faulthook_off.go).
 const FaultAtEnv = "FASD_TEST_FAULT_AT"
 
 var faultAt struct {

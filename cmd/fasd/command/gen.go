@@ -23,6 +23,7 @@ type GenOptions struct {
 func (o *GenOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Out, "out", "", "directory to write synth.csv and synth_relationship.txt into (required)")
 	fs.StringVar(&o.Preset, "preset", synth.DefaultPreset, "generator preset: "+synth.PresetHelp())
+	renameFlag(fs, "preset", "size", "generator setting: "+synth.PresetHelp())
 	fs.BoolVar(&o.Gzip, "gzip", false, "gzip both files")
 	c := &o.Config
 	fs.IntVar(&c.Nodes, "nodes", 0, "number of nodes")
@@ -70,8 +71,8 @@ func (o *GenOptions) config(fs *pflag.FlagSet) (synth.Config, error) {
 func newGenCommand() *cobra.Command {
 	o := &GenOptions{}
 	cmd := &cobra.Command{
-		Use:   "gen --out DIR [--preset small|removable|pokec] [knobs]",
-		Short: "Write a synthetic biased graph dump (load it with --preset synth)",
+		Use:   "gen --out DIR [--size small|removable|pokec] [knobs]",
+		Short: "Write a synthetic biased graph dump (load it with --dataset synth)",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.Out == "" {
@@ -113,7 +114,7 @@ func newGenCommand() *cobra.Command {
 				fmt.Fprintf(w, "label-only columns  %s\n", columnNames(h.Features, cfg.LabelColumns()))
 				fmt.Fprintf(w, "leak-only columns   %s\n", columnNames(h.Features, cfg.LeakColumns()))
 			}
-			fmt.Fprintf(w, "load with: fasd load --db DB --preset synth --dir %s\n", o.Out)
+			fmt.Fprintf(w, "load with: fasd load --db DB --dataset synth --dir %s\n", o.Out)
 			return nil
 		},
 	}

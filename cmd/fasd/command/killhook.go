@@ -1,3 +1,5 @@
+//go:build crashtest
+
 package command
 
 import (
@@ -16,7 +18,10 @@ import (
 // "nodes") comes right after the N-th committed chunk. Stages are those
 // of the progress bars: load's ("scan edges", "write", …), train's
 // pipeline stages (reported at their end), materialize's and refresh's.
-// The crash tests of cmd/fasd use it; it is inert when unset.
+// The crash tests of cmd/fasd use it; it is inert when unset. It exists
+// only in a build with the crashtest tag (go build -tags crashtest; make
+// crash builds such a binary): without the tag crashPoint is a no-op
+// (killhook_off.go) and no binary reads the variable.
 const KillAtEnv = "FASD_TEST_KILL_AT"
 
 var killAt struct {

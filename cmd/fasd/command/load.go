@@ -10,8 +10,6 @@ import (
 	"github.com/fasd-db/fasd/index/dump"
 	"github.com/fasd-db/fasd/index/split"
 	"github.com/fasd-db/fasd/internal/progress"
-	"github.com/fasd-db/fasd/query"
-	"github.com/fasd-db/fasd/runs"
 	"github.com/fasd-db/fasd/storage"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -55,8 +53,10 @@ func (o *LoadOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.DB, "db", "", "store directory (created if missing) (required)")
 	fs.StringVar(&o.Backend, "backend", "", "storage engine of a new store: pebble (default) or badger")
 	fs.StringVar(&o.Preset, "preset", "", "dataset preset (published file names and conventions): "+strings.Join(dump.PresetNames(), ", "))
-	fs.StringVar(&o.Dir, "dir", "", "directory holding the preset's files (plain or .gz)")
-	fs.BoolVar(&o.ListPresets, "list-presets", false, "print every preset with its files and conventions, and exit")
+	renameFlag(fs, "preset", "dataset", "published dataset (its file names and conventions): "+strings.Join(dump.PresetNames(), ", "))
+	fs.StringVar(&o.Dir, "dir", "", "directory holding the dataset's files (plain or .gz)")
+	fs.BoolVar(&o.ListPresets, "list-presets", false, "print every dataset with its files and conventions, and exit")
+	renameFlag(fs, "list-presets", "list-datasets", "print every dataset with its files and conventions, and exit")
 	fs.StringVar(&o.Nodes, "nodes", "", "node CSV file (plain or gzip)")
 	fs.StringVar(&o.Edges, "edges", "", "edge list file (plain or gzip)")
 	fs.StringVar(&o.IDCol, "id-col", "", "node id column (int64)")
@@ -73,9 +73,9 @@ func (o *LoadOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.Exclude, "exclude", nil, "columns to drop from the default feature set")
 	fs.BoolVar(&o.Scale, "scale", true, "scale every feature column to [-1,1] (constant column → 0)")
 	fs.StringVar(&o.EdgeIDs, "edge-ids", "auto", "edge endpoints are node ids (id), 0-based row indices (row) or auto")
-	fs.StringVar(&o.Split, "split", "", "split of the labelled nodes: dig, nifty (per class), fractions, none (default: the preset's, else dig)")
-	fs.StringVar(&o.SplitProtocol, "split-protocol", "", "DIG parameters: nba or pokec (default: the preset's, else pokec)")
-	fs.IntVar(&o.LabelNumber, "label-number", 0, "NIFTY split: at most N/2 training nodes per class (default: the preset's)")
+	fs.StringVar(&o.Split, "split", "", "split of the labelled nodes: dig, nifty (per class), fractions, none (default: the dataset's, else dig)")
+	fs.StringVar(&o.SplitProtocol, "split-protocol", "", "DIG parameters: nba or pokec (default: the dataset's, else pokec)")
+	fs.IntVar(&o.LabelNumber, "label-number", 0, "NIFTY split: at most N/2 training nodes per class (default: the dataset's)")
 	fs.Uint64Var(&o.SplitSeed, "split-seed", 20, "split seed")
 	fs.Float64Var(&o.Train, "train", 0.5, "training fraction for --split fractions")
 	fs.Float64Var(&o.Val, "val", 0.25, "validation fraction for --split fractions")
@@ -99,9 +99,9 @@ func (o *LoadOptions) indexOptions(fs *pflag.FlagSet) (*index.LoadOptions, error
 	if o.Replace {
 		// The old graph's views go with it; its trained runs only when
 		// asked (they took hours to train).
-		lo.Delete = map[byte]func(storage.Store) error{index.PrefixViews: query.DeleteViews}
+		lo.Drop = []byte{index.PrefixViews}
 		if o.DropRuns {
-			lo.Delete[index.PrefixRuns] = runs.DeleteAll
+			lo.Drop = append(lo.Drop, index.PrefixRuns)
 		}
 	}
 	so := index.SplitOptions{Mode: index.SplitDIG, Params: split.Pokec}
@@ -124,10 +124,10 @@ func (o *LoadOptions) indexOptions(fs *pflag.FlagSet) (*index.LoadOptions, error
 			}
 		}
 	} else if o.Dir != "" {
-		return nil, usagef("--dir needs --preset (which names the files)")
+		return nil, usagef("--dir needs --dataset (which names the files)")
 	}
 	if lo.Nodes == "" || lo.Edges == "" {
-		return nil, usagef("give --nodes and --edges, or --preset with --dir")
+		return nil, usagef("give --nodes and --edges, or --dataset with --dir")
 	}
 	sp := &lo.Spec
 	switch {
@@ -138,7 +138,7 @@ func (o *LoadOptions) indexOptions(fs *pflag.FlagSet) (*index.LoadOptions, error
 	case fs.Changed("id-col"):
 		sp.IDColumn = o.IDCol
 	case o.Preset == "":
-		return nil, usagef("without --preset, give --id-col NAME or --no-id")
+		return nil, usagef("without --dataset, give --id-col NAME or --no-id")
 	}
 	if fs.Changed("sens-col") {
 		sp.Sensitive = dump.SensitiveSpec{Column: o.SensCol}
@@ -195,7 +195,7 @@ func (o *LoadOptions) indexOptions(fs *pflag.FlagSet) (*index.LoadOptions, error
 		return nil, usagef("--edge-ids %q: want id, row or auto", o.EdgeIDs)
 	}
 	if sp.Sensitive.Column == "" || sp.Label.Column == "" {
-		return nil, usagef("without --preset, --sens-col and --label-col are required")
+		return nil, usagef("without --dataset, --sens-col and --label-col are required")
 	}
 	switch o.Split {
 	case "":
@@ -236,7 +236,7 @@ func (o *LoadOptions) indexOptions(fs *pflag.FlagSet) (*index.LoadOptions, error
 func newLoadCommand() *cobra.Command {
 	o := &LoadOptions{}
 	cmd := &cobra.Command{
-		Use:   "load --db DIR (--preset NAME [--dir D] | --nodes F --edges F [column flags]) [--replace] [--strict]",
+		Use:   "load --db DIR (--dataset NAME [--dir D] | --nodes F --edges F [column flags]) [--replace] [--strict]",
 		Short: "Load a graph dump (node CSV + edge list) into a store",
 		Long: `Load a graph dump into a store. Everything is validated before the first
 write: bad input leaves the store as it was and the error names file:line.
@@ -246,11 +246,12 @@ deletes the old graph and its materialized views once the input is valid;
 a store with trained runs of the old graph also needs --drop-runs (which
 deletes them), else the load fails before writing anything.
 
-A preset names a published dataset: --preset NAME --dir D finds its files
-by their published names (plain or .gz) and applies its conventions
+--dataset NAME --dir D loads a published dataset: it finds the files by
+their published names (plain or .gz) and applies the dataset's conventions
 (columns, value maps, kept and dropped columns, split); flags given as well
-override them. Presets: ` + strings.Join(dump.PresetNames(), ", ") + `
-(--list-presets prints their conventions).
+override them. Datasets: ` + strings.Join(dump.PresetNames(), ", ") + `
+(--list-datasets prints their conventions; --preset and --list-presets are
+the old spellings, kept for a release).
 Any other graph loads by flags: --nodes, --edges, --id-col NAME or --no-id,
 --sens-col, --label-col, and as needed --sens-values, --sens-feature,
 --label-values, --exclude, --edge-ids, --split.

@@ -37,10 +37,13 @@ type trainRecord struct {
 		Variants []struct {
 			Variant string `json:"variant"`
 			Test    struct {
-				N   int     `json:"n"`
-				Acc float64 `json:"acc"`
-				DP  float64 `json:"dp"`
-				EO  float64 `json:"eo"`
+				N       int     `json:"n"`
+				Acc     float64 `json:"acc"`
+				AUC     float64 `json:"auc"`
+				F1      float64 `json:"f1"`
+				MacroF1 float64 `json:"macro_f1"`
+				DP      float64 `json:"dp"`
+				EO      float64 `json:"eo"`
 			} `json:"test"`
 		} `json:"variants"`
 	} `json:"result"`

@@ -31,8 +31,9 @@ const exitHelp = `Exit codes:
   3  bad input: a dump file is missing or malformed (file:line in the message),
      or describes a degenerate graph (no nodes, no edge kept, one label
      class, one sensitive group; the message names the override flag), or
-     an update gives a feature value far outside the loaded range or names
-     an unknown or deleted node (file:line)
+     an update is invalid for the graph (a feature count, a value far
+     outside the loaded range, a split rule; the message names the field)
+     or an update file names an unknown or deleted node (file:line)
   4  store state: incomplete load (reload with --replace), graph already
      present (use --replace), no graph, other backend, unknown format, corrupt
      or damaged (a store file missing, truncated or failing its checksum),
@@ -83,7 +84,7 @@ func ExitCode(err error) int {
 		errors.Is(err, storage.ErrBackendMismatch), errors.Is(err, storage.ErrFormat), errors.Is(err, storage.ErrNotStore), errors.Is(err, storage.ErrLocked), errors.Is(err, storage.ErrCorrupt),
 		errors.Is(err, query.ErrNoModel):
 		return ExitStoreState
-	case errors.As(err, &de), errors.Is(err, fs.ErrNotExist), errors.Is(err, index.ErrDegenerate):
+	case errors.As(err, &de), errors.Is(err, fs.ErrNotExist), errors.Is(err, index.ErrDegenerate), errors.Is(err, query.ErrInvalid):
 		return ExitBadInput
 	}
 	return ExitFailure
@@ -100,9 +101,10 @@ Badger) and serves fair node predictions with FASD (Fairness-Aware Subgraph
 Diffusion).
 
 ` + exitHelp,
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		Args:          cobra.ArbitraryArgs,
+		SilenceUsage:     true,
+		SilenceErrors:    true,
+		Args:             cobra.ArbitraryArgs,
+		PersistentPreRun: warnOldSpellings,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usagef("unknown command %q for fasd (see fasd --help)", args[0])
@@ -114,7 +116,9 @@ Diffusion).
 	root.SetErr(errOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
 	root.AddCommand(newGenCommand(), newLoadCommand(), newStatsCommand(), newCheckCommand())
-	root.AddCommand(newTrainCommand(), newEvalCommand(), newSweepCommand())
+	train, eval, sweep := newTrainCommand(), newEvalCommand(), newSweepCommand()
+	renameProfileFlags(train, eval, sweep)
+	root.AddCommand(train, eval, sweep)
 	root.AddCommand(newMaterializeCommand(), newPredictCommand(), newUpdateCommand(), newRefreshCommand(),
 		newAuditCommand(), newServeCommand(), newDemoCommand())
 	return root

@@ -1,7 +1,6 @@
 package command
 
 import (
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,7 +12,7 @@ import (
 
 	"github.com/fasd-db/fasd/httpapi"
 	"github.com/fasd-db/fasd/index/synth"
-	"github.com/fasd-db/fasd/storage"
+	"github.com/fasd-db/fasd/storage/storagetest"
 )
 
 // featureJSON renders a feature vector of the fixture's columns: the
@@ -65,7 +64,7 @@ func TestHTTP_OverflowFeaturesRefusedStoreStillTrains(t *testing.T) {
 		}
 		return rec.Code, rec.Body.String()
 	}
-	before := storeBytes(t, e.Graph().Store())
+	before := storagetest.Dump(t, e.Graph().Store())
 	newNode := func(first string, extra string) string {
 		return fmt.Sprintf(`{"nodes":[{"id":999,"features":%s,"sensitive":1,"label":1,"split":"test","edges":[%d]}]%s}`,
 			featureJSON(mid, first), synth.NodeID(0), extra)
@@ -81,7 +80,7 @@ func TestHTTP_OverflowFeaturesRefusedStoreStillTrains(t *testing.T) {
 			t.Errorf("PATCH feature %s: %d %s, want 400", bad, code, body)
 		}
 	}
-	if storeBytes(t, e.Graph().Store()) != before {
+	if storagetest.Dump(t, e.Graph().Store()) != before {
 		t.Fatal("refused requests changed the store")
 	}
 	// Within the slack it is accepted; with clip, 3.4e38 is stored as the
@@ -201,25 +200,4 @@ func TestUpdateCommand_DeleteEdit(t *testing.T) {
 	if out, err, _ := run(t, "stats", "--db", db); err != nil || !strings.Contains(out, fmt.Sprintf("nodes      %d (and 2 deleted)", n0-2)) {
 		t.Fatalf("stats: %v\n%s", err, out)
 	}
-}
-
-// storeBytes hashes every key and value of the store, in key order.
-func storeBytes(t *testing.T, s storage.Store) [32]byte {
-	t.Helper()
-	it, err := s.NewIter(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
-	h := sha256.New()
-	for ok := it.First(); ok; ok = it.Next() {
-		v, err := it.Value()
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(h, "%x=%x\n", it.Key(), v)
-	}
-	var sum [32]byte
-	copy(sum[:], h.Sum(nil))
-	return sum
 }

@@ -44,7 +44,7 @@ func (o *SweepOptions) AddFlags(fs *pflag.FlagSet) {
 func newSweepCommand() *cobra.Command {
 	o := &SweepOptions{}
 	cmd := &cobra.Command{
-		Use:   "sweep --db DIR --preset NAME [--steps 1,2,3,5,8] [--lambdas 0,0.1,1,10] [--out DIR]",
+		Use:   "sweep --db DIR [--profile NAME] [--steps 1,2,3,5,8] [--lambdas 0,0.1,1,10] [--out DIR]",
 		Short: "Sensitivity over N_steps and λ: Accuracy-vs-ΔDP/ΔEO plots and CSV",
 		Long: `Sweep trains g_sen once, the score networks once per λ, and debiases and
 trains f for every N_steps, all with one seed; it writes sweep.csv and the

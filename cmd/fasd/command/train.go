@@ -210,7 +210,7 @@ func (o *TrainOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.DB, "db", "", "store directory (required)")
 	o.Cfg.AddFlags(fs)
 	fs.Uint64Var(&o.Cfg.Seed, "seed", 0, "run seed (overrides the config)")
-	fs.StringSliceVar(&o.Variants, "variants", []string{string(pipeline.VariantFASD), string(pipeline.VariantNoDiffusion)}, "variants to evaluate: "+variantList())
+	fs.StringSliceVar(&o.Variants, "variants", []string{string(pipeline.VariantFASD), string(pipeline.VariantNoDiffusion)}, "variants to evaluate: "+variantList(pipeline.Variants()))
 	fs.BoolVar(&o.Diagnostics, "diagnostics", true, "compute the §14 diagnostics")
 	addSpillFlag(fs, &o.Spill)
 	fs.BoolVar(&o.NoSave, "no-save", false, "do not persist models and run record")
@@ -235,25 +235,26 @@ func scratchFor(spill bool) func() (pipeline.Scratch, error) {
 }
 
 // variantList lists the variant names for help text and errors.
-func variantList() string {
+func variantList(known []pipeline.Variant) string {
 	var names []string
-	for _, v := range pipeline.Variants() {
+	for _, v := range known {
 		names = append(names, string(v))
 	}
 	return strings.Join(names, ", ")
 }
 
-func parseVariants(names []string) ([]pipeline.Variant, error) {
+// parseVariants maps names to variants among known.
+func parseVariants(names []string, known []pipeline.Variant) ([]pipeline.Variant, error) {
 	var out []pipeline.Variant
 	for _, n := range names {
 		ok := false
-		for _, v := range pipeline.Variants() {
+		for _, v := range known {
 			if string(v) == n {
 				out, ok = append(out, v), true
 			}
 		}
 		if !ok {
-			return nil, usagef("unknown variant %q (known: %s)", n, variantList())
+			return nil, usagef("unknown variant %q (known: %s)", n, variantList(known))
 		}
 	}
 	return out, nil
@@ -262,7 +263,7 @@ func parseVariants(names []string) ([]pipeline.Variant, error) {
 func newTrainCommand() *cobra.Command {
 	o := &TrainOptions{}
 	cmd := &cobra.Command{
-		Use:   "train --db DIR --preset NAME [--seed S] [--config F.toml] [--set key=val ...]",
+		Use:   "train --db DIR [--profile NAME] [--seed S] [--config F.toml] [--set key=val ...]",
 		Short: "Train FASD (g_sen, score networks, debiasing, classifier) and store the models",
 		Long: `Train runs the FASD pipeline on the stored graph: it samples one subgraph per
 labelled node, trains g_sen, the fairness-aware score networks and the
@@ -281,7 +282,7 @@ of every stage.
 			if err != nil {
 				return err
 			}
-			variants, err := parseVariants(o.Variants)
+			variants, err := parseVariants(o.Variants, pipeline.Variants())
 			if err != nil {
 				return err
 			}

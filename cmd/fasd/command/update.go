@@ -94,13 +94,15 @@ changes affect the next fasd train, not the current models.
 				return err
 			}
 			defer func() { err = errors.Join(err, e.Close()) }()
-			if err := u.Validate(len(e.Graph().Schema().Features)); err != nil {
-				return usagef("update: %v", err)
-			}
+			// Endpoints and deleted ids the graph does not hold: exit 3
+			// with the file and line.
 			if err := checkUpdateIDs(e.Graph(), &u, []idFile{
 				{addEdges, addLines}, {removeEdges, removeLines}, {deletes, deleteLines}}); err != nil {
 				return fmt.Errorf("update: %w", err)
 			}
+			// ApplyExternal validates the rest of the update (errors
+			// wrapping query.ErrInvalid: exit 3, bad input) before it
+			// writes.
 			rep, err := e.ApplyExternal(cmd.Context(), u)
 			if err != nil {
 				return fmt.Errorf("update: %w", err)

@@ -139,7 +139,7 @@ func TestUpdateCommand(t *testing.T) {
 			"el.txt:2: malformed edge line: self-loop on 4"},
 		{"missing edge file", []string{"update", "--db", db, "--add-edges", filepath.Join(t.TempDir(), "none.txt")}, ExitBadInput, "no such file"},
 		{"missing nodes file", []string{"update", "--db", db, "--nodes", filepath.Join(t.TempDir(), "none.json")}, ExitBadInput, "no such file"},
-		{"wrong features", []string{"update", "--db", db, "--nodes", badFeat}, ExitUsage, "2 features, the graph has 6"},
+		{"wrong features", []string{"update", "--db", db, "--nodes", badFeat}, ExitBadInput, "2 features, the graph has 6"},
 		{"bad json", []string{"update", "--db", db, "--nodes", writeFile(t, "b.json", `{"nodes":[`)}, ExitUsage, "invalid JSON"},
 		{"unknown flag", []string{"update", "--db", db, "--edges", edges}, ExitUsage, "unknown flag"},
 		{"no store", []string{"update", "--db", filepath.Join(t.TempDir(), "absent"), "--add-edges", edges}, ExitStoreState, "no store"},
