@@ -70,7 +70,10 @@
 // write-fault state: the write that met it and every later Batch.Commit
 // fail with an error wrapping ErrFault, reads go on, and Close returns
 // within a few seconds (abandoning an engine that waits on a flush the
-// disk keeps failing) with the fault as its error. What was committed
+// disk keeps failing) with the fault as its error. After one of Pebble's
+// fatal conditions Close does not close the engine at all (its state is
+// not to be trusted; its teardown can crash a compaction): the engine and
+// the directory lock are left to the process's exit. What was committed
 // before the fault is intact; reopen the store once space is freed.
 // Nothing in this package panics or exits the process on such a fault.
 //

@@ -77,7 +77,7 @@ func TestFullDisk(t *testing.T) {
 	for _, backend := range []string{"pebble", "badger"} {
 		t.Run(backend, func(t *testing.T) {
 			base := filepath.Join(t.TempDir(), "db")
-			r.must(t, "load", "--db", base, "--backend", backend, "--preset", "synth", "--dir", dump)
+			r.must(t, "load", "--db", base, "--backend", backend, "--dataset", "synth", "--dir", dump)
 			r.must(t, append([]string{"train", "--db", base}, tinyTrain...)...)
 			r.must(t, "materialize", "--db", base)
 			var edges strings.Builder

@@ -51,7 +51,7 @@ func (l pebbleLogger) Fatalf(format string, args ...any) {
 			break
 		}
 	}
-	l.r.Fail(cause)
+	l.r.FailFatal(cause)
 	l.r.Report(slog.LevelError, cause, msg)
 }
 
@@ -107,7 +107,7 @@ func recoverFault(rep *engine.Reporter, err *error) {
 	if !ok || !engine.IsWriteFault(e) {
 		panic(r)
 	}
-	rep.Fail(e)
+	rep.FailFatal(e)
 	rep.Report(slog.LevelError, e, "pebble: aborted on a write fault: "+e.Error())
 	*err = errors.Join(*err, rep.Fault())
 }
@@ -254,6 +254,16 @@ func (s *pebbleStore) NewBatch() storage.Batch {
 func (s *pebbleStore) Close() error {
 	s.once.Do(func() {
 		s.closed.Store(true)
+		if s.rep.Fatal() {
+			// After a fatal condition Pebble's state is not to be
+			// trusted (its Logger.Fatalf returned instead of exiting, or
+			// it panicked): its Close can tear down the table cache under
+			// a compaction whose accounting the condition broke, which
+			// then crashes. Leave the engine and its directory lock to
+			// the process's exit: every synced commit is in the files.
+			s.cerr = s.rep.Fault()
+			return
+		}
 		s.cerr = s.rep.Within("close", closeBound, func() (err error) {
 			defer recoverFault(s.rep, &err)
 			return s.db.Close()

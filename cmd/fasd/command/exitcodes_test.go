@@ -57,7 +57,7 @@ func TestExitCodes_Documented(t *testing.T) {
 
 	cases := []errCase{
 		{"unknown flag", []string{"stats", "--db", views, "--bogus"}, ExitUsage, "unknown flag"},
-		{"missing dump", []string{"load", "--db", filepath.Join(base, "new"), "--preset", "synth", "--dir", missing}, ExitBadInput, ""},
+		{"missing dump", []string{"load", "--db", filepath.Join(base, "new"), "--dataset", "synth", "--dir", missing}, ExitBadInput, ""},
 		{"unknown node in --add-edges", []string{"update", "--db", views, "--add-edges", unknownEdge}, ExitBadInput, "edges.txt:3: field 2: index: unknown edge endpoint: node 424242 is not in the graph"},
 		{"deleted node in --add-edges", []string{"update", "--db", deleted, "--add-edges", deletedEdge}, ExitBadInput, fmt.Sprintf("edges.txt:3: field 2: index: unknown edge endpoint: node %d is not in the graph (never loaded, or deleted)", synth.NodeID(8))},
 		{"unknown node in --remove-edges", []string{"update", "--db", views, "--remove-edges", removeUnknown}, ExitBadInput, "rm.txt:1: field 1:"},
@@ -71,7 +71,7 @@ func TestExitCodes_Documented(t *testing.T) {
 		{"missing --db", []string{"stats", "--db", missing}, ExitStoreState, "no store"},
 	}
 	for _, cmd := range [][]string{{"stats"}, {"check"}, {"audit"}, {"predict", "--all"}, {"materialize"}, {"refresh"},
-		{"update", "--add-edges", unknownEdge}, {"train", "--preset", "synth"}, {"load", "--preset", "synth", "--dir", dump}} {
+		{"update", "--add-edges", unknownEdge}, {"train", "--profile", "synth"}, {"load", "--dataset", "synth", "--dir", dump}} {
 		args := append([]string{cmd[0], "--db", file}, cmd[1:]...)
 		cases = append(cases, errCase{"--db regular file: " + cmd[0], args, ExitStoreState, "not a fasd store"})
 		if cmd[0] != "load" {

@@ -39,6 +39,7 @@ type Reporter struct {
 	suppressed int       // reports left out of the log since then
 
 	fault atomic.Pointer[error]
+	fatal atomic.Bool
 }
 
 // The rate limit of the Reporter's log.
@@ -105,6 +106,17 @@ func (r *Reporter) Fail(err error) {
 	}
 	r.fault.CompareAndSwap(nil, &err)
 }
+
+// FailFatal is Fail for a fault after which the engine's own state is not
+// to be trusted (it met a condition it would have exited on); Fatal then
+// reports true.
+func (r *Reporter) FailFatal(err error) {
+	r.Fail(err)
+	r.fatal.Store(true)
+}
+
+// Fatal reports whether FailFatal was called.
+func (r *Reporter) Fatal() bool { return r.fatal.Load() }
 
 // Fault returns the store's write fault, wrapping storage.ErrFault and the
 // cause, or nil.
