@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	pebbledb "github.com/cockroachdb/pebble/v2"
 	"github.com/fasd-db/fasd/storage"
@@ -38,9 +39,10 @@ func TestBackground_DefaultLogger(t *testing.T) {
 	})
 }
 
-// Ensure that Fatalf from Pebble is reported, does not panic, and puts the
-// store in the write-fault state: commits fail with ErrFault, reads go on,
-// Close returns the fault.
+// Ensure that Fatalf from Pebble is reported, does not panic, parks the
+// calling goroutine and puts the store in the write-fault state: commits
+// fail with ErrFault, reads go on, Close returns the fault; and that a
+// fatal commit error returns to the commit.
 func TestBackground_PebbleFatal(t *testing.T) {
 	s, c, h := storagetest.OpenCapturing(t, storage.Pebble, slog.LevelInfo)
 	b := s.NewBatch()
@@ -50,7 +52,11 @@ func TestBackground_PebbleFatal(t *testing.T) {
 	if err := b.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	pebbleLogger{s.(*pebbleStore).rep}.Fatalf("%s", "manifest gone")
+	// Fatalf parks the goroutine that calls it (one of Pebble's).
+	go pebbleLogger{s.(*pebbleStore).rep}.Fatalf("%s", "manifest gone")
+	for i := 0; storage.BackgroundStats(s).Errors == 0 && i < 500; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if got := storage.BackgroundStats(s).Errors; got != 1 {
 		t.Errorf("Errors = %d, want 1", got)
 	}

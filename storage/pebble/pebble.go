@@ -29,17 +29,22 @@ type pebbleStore struct {
 }
 
 // pebbleLogger hands Pebble's messages to the store's reporter: Errorf is
-// a background error, Infof routine chatter at debug level. Fatalf reports
-// the error, records it as the store's write fault and returns: Pebble
-// calls it where it cannot go on writing (a commit whose log write failed,
-// a MANIFEST it could not write, a broken invariant), often on one of its
-// own goroutines, where a panic would end the process without any
-// deferred cleanup. After it every commit fails with storage.ErrFault.
+// a background error, Infof routine chatter at debug level. Fatalf is
+// Pebble's "cannot go on": it reports the error, records it as the
+// store's fatal write fault (every later commit fails with
+// storage.ErrFault) and never panics. A fatal commit error (the log write
+// of a commit failed) returns to the commit, which then fails. Any other
+// fatal condition (a MANIFEST it could not write, a broken invariant),
+// raised on one of Pebble's own goroutines, parks that goroutine for good:
+// Pebble's code after a Fatalf that returns would go on from a state it
+// did not expect and can delete a table its MANIFEST still names. Reads
+// of the store go on; Close then leaves the engine to the process's exit.
 type pebbleLogger struct{ r *engine.Reporter }
 
 func (l pebbleLogger) Infof(format string, args ...any)  { l.r.Debugf(format, args...) }
 func (l pebbleLogger) Errorf(format string, args ...any) { l.r.Errorf(format, args...) }
 func (l pebbleLogger) Fatalf(format string, args ...any) {
+	commit := strings.HasPrefix(format, "pebble: fatal commit error")
 	if !strings.HasPrefix(format, "pebble:") {
 		format = "pebble: fatal: " + format
 	}
@@ -53,6 +58,9 @@ func (l pebbleLogger) Fatalf(format string, args ...any) {
 	}
 	l.r.FailFatal(cause)
 	l.r.Report(slog.LevelError, cause, msg)
+	if !commit {
+		select {} // parked: see the type's doc
+	}
 }
 
 // pebbleEvents routes the Pebble events that signal a problem to the
