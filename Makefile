@@ -15,12 +15,12 @@ help: ## list the targets
 build: ## build the fasd command into bin/
 	$(GO) build -o $(BIN) ./cmd/fasd
 
-test: fmt-check vet tidy-check staticcheck ## gofmt, vet, go.mod tidiness and staticcheck, every test, the pure-Go (noasm) numeric core, the engine's and the HTTP API's concurrency tests under -race, the short crash-injection suite (crashtest tag)
+test: fmt-check vet tidy-check staticcheck ## gofmt, vet, go.mod tidiness and staticcheck, every test, the pure-Go (noasm) numeric core, the engine's and the HTTP API's concurrency tests under -race, the short crash- and fault-injection suites (crashtest tag)
 	$(GO) test -count=1 $(PKGS)
 	$(GO) test -tags noasm -count=1 ./fasd/tensor/... ./fasd/autodiff/... ./fasd/nn/...
 	$(GO) test -race -short -count=1 -run 'Incremental|Property' ./query/
 	$(GO) test -race -short -count=1 ./httpapi/
-	$(GO) test -tags crashtest -count=1 -run 'TestCrashInjection$$' ./cmd/fasd/
+	$(GO) test -tags crashtest -count=1 -run 'TestCrashInjection$$|TestFaultInjection$$|TestFullDisk$$|TestFillDisk$$|TestPebbleAbort$$' ./cmd/fasd/
 
 short: ## the quick tests only
 	$(GO) test -short -count=1 $(PKGS)
@@ -69,9 +69,10 @@ CRASH_KILLS ?= 20
 # compiles in the FASD_TEST_KILL_AT hook that no other build has
 CRASH_BIN ?= bin/fasd-crashtest
 
-crash: ## the long crash-injection suite: kill -9 of a crashtest build of fasd at every stage boundary and at $(CRASH_KILLS) random moments, and as many random cancellations, of load, train, materialize and refresh (figures in README.md, RELIABILITY)
+crash: ## the long crash- and fault-injection suites on a crashtest build of fasd: kill -9 at every stage boundary and at $(CRASH_KILLS) random moments, and as many random cancellations, of load, train, materialize and refresh; ENOSPC and EIO at every file operation of load, update --refresh, train, materialize and refresh (figures in README.md, Reliability)
 	$(GO) build -tags crashtest -o $(CRASH_BIN) ./cmd/fasd
 	FASD_CRASH_BIN=$(abspath $(CRASH_BIN)) FASD_CRASH_KILLS=$(CRASH_KILLS) $(GO) test -tags crashtest -count=1 -v -timeout 60m -run 'TestCrashInjection$$' ./cmd/fasd/
+	FASD_CRASH_BIN=$(abspath $(CRASH_BIN)) FASD_FAULT_ALL=1 $(GO) test -tags crashtest -count=1 -v -timeout 90m -run 'TestFaultInjection$$' ./cmd/fasd/
 
 demo: build ## the main job end to end on a generated graph with removable bias: FASD vs w/o Diffusion over 5 seeds, then views, queries, an update (about 1.5 minutes)
 	$(BIN) demo --dir $(DEMO_DIR)

@@ -75,8 +75,15 @@
 //   - WriteTimeout [10 min]: from the end of the head to the end of the
 //     answer (a refresh answers when done).
 //   - IdleTimeout [2 min]: a keep-alive connection without a request.
-//   - MaxConns [256]: connections open at once under Serve; Accept waits
-//     while the limit is reached (LimitListener).
+//   - MaxConns [256]: connections open at once under Serve. At the limit
+//     the connection idle the longest (or silent past 1 s since it opened)
+//     is closed for the newcomer; when all are busy with a request the
+//     newcomer gets 503 with Retry-After at once (connlimit.go).
+//     LimitListener, the plain limit whose Accept waits, is for callers of
+//     NewServer.
+//   - MaxConnsPerClient [MaxConns/2, none for loopback clients]:
+//     connections of one remote IP address under Serve, enforced the same
+//     way.
 //   - MaxBodyBytes [1 MiB] and MaxItems [10,000]: 413 beyond.
 //   - ShutdownTimeout [10 s]: when Serve's context is done it stops
 //     accepting and lets requests finish for this long, then cancels the

@@ -50,9 +50,17 @@ type Options struct {
 	// IdleTimeout closes a keep-alive connection idle that long; 0 means
 	// 2 min.
 	IdleTimeout time.Duration
-	// MaxConns bounds the connections Serve keeps open at once (further
-	// clients wait to be accepted); 0 means 256. See LimitListener.
+	// MaxConns bounds the connections Serve keeps open at once; 0 means
+	// 256. At the bound the connection idle the longest is closed for a
+	// newcomer, or the newcomer gets 503 at once when every connection is
+	// busy (see connlimit.go; LimitListener is the plain, waiting limit).
 	MaxConns int
+	// MaxConnsPerClient bounds the connections of one remote IP address
+	// under Serve, in the same way. 0 means MaxConns/2 (at least 1) for
+	// clients on other hosts, and no cap of its own for loopback clients
+	// (every local user shares the address 127.0.0.1: only the global
+	// policy can be fair among them).
+	MaxConnsPerClient int
 
 	// Token is the bearer token ("Authorization: Bearer TOKEN"), at least
 	// MinTokenLen printable ASCII characters. Every mutation needs it;
@@ -89,6 +97,7 @@ func (o *Options) Validate() error {
 		{"MaxBodyBytes", o.MaxBodyBytes}, {"MaxItems", int64(o.MaxItems)}, {"ShutdownTimeout", int64(o.ShutdownTimeout)},
 		{"ReadHeaderTimeout", int64(o.ReadHeaderTimeout)}, {"ReadTimeout", int64(o.ReadTimeout)},
 		{"WriteTimeout", int64(o.WriteTimeout)}, {"IdleTimeout", int64(o.IdleTimeout)}, {"MaxConns", int64(o.MaxConns)},
+		{"MaxConnsPerClient", int64(o.MaxConnsPerClient)},
 	} {
 		if f.v < 0 {
 			errs = append(errs, fmt.Errorf("%w: %s %d, want ≥ 0", query.ErrInvalid, f.name, f.v))
@@ -194,9 +203,20 @@ func badRequest(format string, args ...any) error {
 }
 
 // decodeJSON decodes exactly one JSON value of type T from r, rejecting
-// unknown fields and trailing data.
+// unknown fields, repeated keys (query.CheckDuplicateKeys) and trailing
+// data.
 func decodeJSON[T any](r io.Reader, dst *T) error {
-	dec := json.NewDecoder(r)
+	data, err := io.ReadAll(r)
+	if err == nil {
+		err = query.CheckDuplicateKeys(data)
+	}
+	if err != nil {
+		if berr := bodyError(err); berr != nil {
+			return berr
+		}
+		return badRequest("invalid JSON body: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		if berr := bodyError(err); berr != nil {
@@ -633,6 +653,8 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable
+	case errors.Is(err, query.ErrWriteFault):
+		return http.StatusInsufficientStorage
 	}
 	return http.StatusInternalServerError
 }
@@ -913,7 +935,7 @@ func Serve(ctx context.Context, e *query.Engine, addr string, opts *Options, rea
 	if err != nil {
 		return fmt.Errorf("httpapi: listen: %w", err)
 	}
-	ln = LimitListener(ln, o.MaxConns)
+	ln = fairLimit(srv, ln, o.MaxConns, o.MaxConnsPerClient)
 	if ready != nil {
 		ready(ln.Addr())
 	}

@@ -132,7 +132,11 @@ func DecodeNodeEdit(r io.Reader, id int64) (*ExternalUpdate, error) {
 		Clip  bool   `json:"clip,omitempty"`
 		Units string `json:"units,omitempty"`
 	}
-	dec := json.NewDecoder(r)
+	data, err := readChecked(r)
+	if err != nil {
+		return nil, fmt.Errorf("%w: invalid JSON: %w", ErrInvalid, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&doc); err != nil {
 		return nil, fmt.Errorf("%w: invalid JSON: %w", ErrInvalid, err)
@@ -147,7 +151,6 @@ func DecodeNodeEdit(r io.Reader, id int64) (*ExternalUpdate, error) {
 		return nil, fmt.Errorf("%w: id %d in the body, %d in the path", ErrInvalid, *doc.ID, id)
 	}
 	u := &ExternalUpdate{Edits: make([]NodeEdit, 1), Clip: doc.Clip}
-	var err error
 	if u.StoredUnits, err = ParseUnits(doc.Units); err != nil {
 		return nil, err
 	}
@@ -212,7 +215,11 @@ func DecodeUpdate(r io.Reader) (*ExternalUpdate, error) {
 
 func decodeUpdate(r io.Reader) (*ExternalUpdate, error) {
 	var doc updateJSON
-	dec := json.NewDecoder(r)
+	data, err := readChecked(r)
+	if err != nil {
+		return nil, fmt.Errorf("%w: invalid JSON: %w", ErrInvalid, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&doc); err != nil {
 		return nil, fmt.Errorf("%w: invalid JSON: %w", ErrInvalid, err)
@@ -224,7 +231,6 @@ func decodeUpdate(r io.Reader) (*ExternalUpdate, error) {
 		return nil, fmt.Errorf("%w: invalid JSON: %w", ErrInvalid, err)
 	}
 	u := &ExternalUpdate{Delete: doc.Delete, Clip: doc.Clip}
-	var err error
 	if u.StoredUnits, err = ParseUnits(doc.Units); err != nil {
 		return nil, err
 	}

@@ -59,8 +59,33 @@
 // through the Options.OnBackgroundError hook as a *BackgroundError, and in
 // counters read with BackgroundStats. The engines' routine messages go to
 // the same logger at slog.LevelDebug and are neither counted nor hooked.
-// Pebble's fatal conditions are reported and then panic; nothing in this
-// package exits the process.
+// The log is rate-limited (a few reports, then at most one per 10 s with
+// the number left out); the counters and the hook see every report.
+//
+// # Write faults
+//
+// A full disk (ENOSPC, EDQUOT), an I/O error (EIO), a read-only file
+// system, or one of Pebble's fatal conditions (its Logger.Fatalf, which
+// here reports and returns instead of panicking) puts the store in a
+// write-fault state: the write that met it and every later Batch.Commit
+// fail with an error wrapping ErrFault, reads go on, and Close returns
+// within a few seconds (abandoning an engine that waits on a flush the
+// disk keeps failing) with the fault as its error. After one of Pebble's
+// fatal conditions Close does not close the engine at all (its state is
+// not to be trusted; its teardown can crash a compaction): the engine and
+// the directory lock are left to the process's exit. What was committed
+// before the fault is intact; reopen the store once space is freed.
+// Nothing in this package panics or exits the process on such a fault.
+//
+// Options.InjectFault is the seam of the I/O-fault tests: Pebble asks it
+// before every file create, write, sync and rename (through its vfs).
+//
+// # Read-only stores
+//
+// Options.ReadOnly opens an existing store without writing anything: no
+// flush, no compaction, no marker, commits fail with ErrReadOnly. The read
+// commands of the fasd CLI open their store this way, so that they work
+// on a full disk and never turn a wrong directory into a store.
 //
 // # Caveats
 //

@@ -56,9 +56,19 @@ func Open(dir string, opts *Options) (_ Store, err error) {
 	if dir == "" {
 		return nil, errors.New("storage: open: empty directory name")
 	}
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return nil, fmt.Errorf("%w: %s is a file, not a store directory", ErrNotStore, dir)
+	}
 	recorded, fresh, err := readMarker(dir)
 	if err != nil {
 		return nil, err
+	}
+	readOnly := opts != nil && opts.ReadOnly
+	if fresh && (readOnly || opts != nil && opts.MustExist) {
+		if _, serr := os.Stat(dir); serr != nil {
+			return nil, fmt.Errorf("%w: %s does not exist: %w", ErrNotStore, dir, serr)
+		}
+		return nil, fmt.Errorf("%w: %s is an empty directory", ErrNotStore, dir)
 	}
 	o := opts.withDefaults(recorded)
 	if recorded != "" && o.Backend != recorded {
@@ -80,6 +90,10 @@ func Open(dir string, opts *Options) (_ Store, err error) {
 	if isLockErr(err) {
 		return nil, fmt.Errorf("%w: %s is already open (by another process or handle: its lock is held); close it or use another directory: %w", ErrLocked, dir, err)
 	}
+	if !fresh && errors.Is(err, fs.ErrNotExist) && !errors.Is(err, ErrNotStore) {
+		// A file the engine's own records name is missing.
+		return nil, fmt.Errorf("%w: open %s store in %s: %w", ErrCorrupt, o.Backend, dir, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s store in %s: %w", o.Backend, dir, err)
 	}
@@ -88,7 +102,12 @@ func Open(dir string, opts *Options) (_ Store, err error) {
 			err = errors.Join(err, s.Close())
 		}
 	}()
-	if err := initMeta(s, o.Backend); err != nil {
+	if readOnly {
+		err = checkMeta(s, o.Backend)
+	} else {
+		err = initMeta(s, o.Backend)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("storage: %s: %w", dir, err)
 	}
 	return s, nil
@@ -150,9 +169,8 @@ func engine(b Backend) (OpenFunc, error) {
 // initMeta records backend and format in a new store, or checks them in an
 // existing one.
 func initMeta(s Store, b Backend) error {
-	got, err := s.Get(keyBackend)
-	switch {
-	case errors.Is(err, ErrNotFound):
+	_, err := s.Get(keyBackend)
+	if errors.Is(err, ErrNotFound) {
 		batch := s.NewBatch()
 		defer batch.Close()
 		if err := batch.Set(keyBackend, []byte(b)); err != nil {
@@ -162,6 +180,16 @@ func initMeta(s Store, b Backend) error {
 			return err
 		}
 		return batch.Commit()
+	}
+	return checkMeta(s, b)
+}
+
+// checkMeta checks the backend and format records of an existing store.
+func checkMeta(s Store, b Backend) error {
+	got, err := s.Get(keyBackend)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return fmt.Errorf("%w: no backend record (a store whose creation did not finish)", ErrNotStore)
 	case err != nil:
 		return fmt.Errorf("read backend record: %w", err)
 	}

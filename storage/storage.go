@@ -31,7 +31,35 @@ var (
 	// ErrNotLinked is returned by Open for a backend whose engine package
 	// the program does not import (see Register).
 	ErrNotLinked = errors.New("storage: backend engine not linked into this program")
+	// ErrFault is returned by writes (Batch.Commit) once the engine has met
+	// a write fault it cannot recover from in this process: a full disk
+	// (ENOSPC), an I/O error (EIO), a read-only file system, or a fatal
+	// error inside the engine. The store then refuses every further write
+	// at once; reads go on. Close and reopen the store once the cause is
+	// removed: what was committed before the fault is intact.
+	ErrFault = errors.New("storage: write fault (disk full or I/O error), writes refused until the store is reopened")
+	// ErrCorrupt marks an engine error that says the store's files are
+	// damaged: a checksum mismatch, a file of the store missing or of the
+	// wrong size.
+	ErrCorrupt = errors.New("storage: store damaged")
+	// ErrReadOnly is returned by writes on a store opened with
+	// Options.ReadOnly.
+	ErrReadOnly = errors.New("storage: store opened read-only")
 )
+
+// FileOp names a kind of file operation for Options.InjectFault.
+type FileOp string
+
+// The file operations Options.InjectFault is asked about.
+const (
+	OpCreate FileOp = "create" // creating (or reusing) a file
+	OpWrite  FileOp = "write"  // writing to a file (also preallocation)
+	OpSync   FileOp = "sync"   // syncing a file or directory
+	OpRename FileOp = "rename" // renaming (or linking) a file
+)
+
+// FileOps lists the file operations Options.InjectFault is asked about.
+var FileOps = []FileOp{OpCreate, OpWrite, OpSync, OpRename}
 
 // Backend names a storage engine.
 type Backend string
@@ -154,6 +182,24 @@ type Options struct {
 	// holds its own locks: it must be safe for concurrent use, return
 	// quickly and not call back into the store.
 	OnBackgroundError func(error)
+	// ReadOnly opens an existing store for reading: the engine runs no
+	// flush and no compaction and writes nothing (Batch.Commit fails with
+	// ErrReadOnly), and Open neither creates the directory nor writes the
+	// marker. A missing or empty directory, or a path that is not a
+	// directory, fails with ErrNotStore. Badger must truncate the torn end
+	// of the log of a store that was not closed cleanly, which needs a
+	// writable open: Open then falls back to one (Badger's own flushes and
+	// compactions then run as in any writable open, nothing else writes).
+	ReadOnly bool
+	// MustExist makes Open refuse, with ErrNotStore, a missing or empty
+	// directory instead of creating a store there (ReadOnly implies it).
+	MustExist bool
+	// InjectFault is a test seam for I/O-fault injection. When set, the
+	// engine asks it before each file create, write, sync and rename (never
+	// before a read); a non-nil error fails that operation with it, as a
+	// full disk or a failing device would. Only Pebble has a file-system
+	// seam (its vfs): Open of a Badger store with InjectFault set fails.
+	InjectFault func(op FileOp, path string) error
 }
 
 // withDefaults returns a copy of o (or of the zero Options for nil) with
@@ -186,6 +232,9 @@ func (o *Options) Validate() error {
 	case "", Pebble, Badger:
 	default:
 		errs = append(errs, fmt.Errorf("storage: unknown backend %q (want %q or %q)", o.Backend, Pebble, Badger))
+	}
+	if o.ReadOnly && o.InMemory {
+		errs = append(errs, errors.New("storage: ReadOnly and InMemory exclude each other (an in-memory store starts empty)"))
 	}
 	if o.CacheBytes < 0 {
 		errs = append(errs, fmt.Errorf("storage: CacheBytes must not be negative, got %d", o.CacheBytes))

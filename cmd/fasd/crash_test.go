@@ -142,7 +142,7 @@ func inProcess(cancelAfter time.Duration, args ...string) result {
 
 // tinyTrain trains in about a second on 2 cores (the settings of the
 // command package's tests).
-var tinyTrain = []string{"--preset", "synth", "--seed", "5", "--diagnostics=false",
+var tinyTrain = []string{"--profile", "synth", "--seed", "5", "--diagnostics=false",
 	"--set", "sample.fanout=4", "--set", "debias.steps=1", "--set", "sens.epochs=2", "--set", "score.epochs=1",
 	"--set", "score.batch=64", "--set", "classifier.epochs=3", "--set", "baseline.epochs=3",
 	"--set", "debias.reverse=ode", "--set", "debias.guide_weight=2", "--set", "debias.guide_steps=3",
@@ -209,6 +209,7 @@ type crashFixture struct {
 	durLoad, durTrain, durMat  time.Duration
 	durRef                     time.Duration
 	loadArgs                   []string
+	edges                      string // the update's edge file
 	auditNodesMat, auditNodesR int
 }
 
@@ -306,7 +307,7 @@ func buildCrashFixture(t *testing.T) *crashFixture {
 	f.dump = filepath.Join(dir, "dump")
 	f.r.must(t, "gen", "--out", f.dump, "--nodes", "400", "--features", "6", "--seed", "3")
 	f.graph = filepath.Join(dir, "graph")
-	f.loadArgs = []string{"--preset", "synth", "--dir", f.dump}
+	f.loadArgs = []string{"--dataset", "synth", "--dir", f.dump}
 	f.durLoad = f.r.must(t, append([]string{"load", "--db", f.graph}, f.loadArgs...)...).dur
 	f.cleanGraph = graphKeys(t, f.graph)
 	f.trained = copyStore(t, f.graph)
@@ -332,6 +333,7 @@ func buildCrashFixture(t *testing.T) *crashFixture {
 		fmt.Fprintf(&edges, "%d %d\n", f.ids[rng.IntN(len(f.ids))], f.ids[rng.IntN(len(f.ids))])
 	}
 	ef := filepath.Join(dir, "edges.txt")
+	f.edges = ef
 	if err := os.WriteFile(ef, []byte(edges.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -105,7 +105,14 @@
 // # Caveats
 //
 // CSV quoting follows encoding/csv (RFC 4180): a quoted field may span lines,
-// and Row.Line is where the row starts. Header names are matched exactly
-// (a leading UTF-8 BOM is dropped). Cells are trimmed of spaces before they
-// are parsed as numbers or looked up in a named mapping.
+// and Row.Line is where the row starts. Header names are matched exactly;
+// a name holding a control character (C0, DEL, C1: terminal escapes, tabs)
+// is refused (ErrHeader), and error messages quote offending text with its
+// control characters escaped. One BOM rule holds for every file Open or
+// NewReader reads (node, edge and id files, plain or gzip): a UTF-8 BOM at
+// the very start is dropped, anywhere else it is content. Cells are
+// trimmed of spaces before they are parsed as numbers or looked up in a
+// named mapping. Numbers are CSV numbers: decimal, with an optional
+// exponent; the Go spellings strconv.ParseFloat also takes (digit
+// separators as in 1_000, hexadecimal floats as in 0x1p4) are refused.
 package dump

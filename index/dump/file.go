@@ -97,13 +97,55 @@ func decompress(r io.Reader) (io.Reader, *gzip.Reader, error) {
 		return nil, nil, err
 	}
 	if !bytes.Equal(head, gzipMagic) {
-		return br, nil, nil
+		return skipBOM(br), nil, nil
 	}
 	gz, err := gzip.NewReader(br)
 	if err != nil {
 		return nil, nil, gzipErr(err)
 	}
-	return gzipReader{gz}, gz, nil
+	return &bomReader{r: gzipReader{gz}}, gz, nil
+}
+
+// utf8BOM is the UTF-8 byte order mark. One rule for every dump file
+// (node, edge and id files, plain or gzip): a BOM at the very start is
+// dropped, anywhere else it is content.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// skipBOM drops a leading BOM from br.
+func skipBOM(br *bufio.Reader) io.Reader {
+	if b, err := br.Peek(len(utf8BOM)); err == nil && bytes.Equal(b, utf8BOM) {
+		_, _ = br.Discard(len(utf8BOM))
+	}
+	return br
+}
+
+// bomReader drops a leading BOM from r's content, looking on the first
+// Read (a gzip member is only decompressed when read).
+type bomReader struct {
+	r       io.Reader
+	checked bool
+	head    []byte // bytes read ahead that are content
+}
+
+func (b *bomReader) Read(p []byte) (int, error) {
+	if !b.checked {
+		b.checked = true
+		buf := make([]byte, len(utf8BOM))
+		n, err := io.ReadFull(b.r, buf)
+		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+			return 0, err
+		}
+		if n == len(utf8BOM) && bytes.Equal(buf, utf8BOM) {
+			n = 0
+		}
+		b.head = buf[:n]
+	}
+	if len(b.head) > 0 {
+		n := copy(p, b.head)
+		b.head = b.head[n:]
+		return n, nil
+	}
+	return b.r.Read(p)
 }
 
 // gzipReader marks the errors of the decompressor as such: a truncated

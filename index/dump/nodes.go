@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // layout is a Spec resolved against a header.
@@ -312,10 +313,29 @@ func readHeader(rr *recordReader, name string) ([]string, error) {
 	for i, f := range rec {
 		h[i] = string(f)
 	}
-	if len(h) > 0 && len(h[0]) >= 3 && h[0][:3] == "\xef\xbb\xbf" { // UTF-8 BOM
-		h[0] = h[0][3:]
+	if len(h) > 0 && strings.HasPrefix(h[0], string(utf8BOM)) {
+		// A reader not from Open or NewReader (which drop it already).
+		h[0] = h[0][len(utf8BOM):]
+	}
+	for i, col := range h {
+		if hasControl(col) {
+			return nil, &Error{File: name, Line: 1, Index: i, Kind: ErrHeader,
+				Detail: "control character in a column name: " + echo(col)}
+		}
 	}
 	return h, nil
+}
+
+// hasControl reports a C0 or C1 control character or DEL in s (a tab
+// included: a tab inside a column name is no name). Such a name would
+// later be printed raw (stats, errors), terminal escapes included.
+func hasControl(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return true
+		}
+	}
+	return false
 }
 
 // Analyze is pass 1 over a node file: it reads the header, resolves spec

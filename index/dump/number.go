@@ -39,6 +39,9 @@ func parseNumber[T ~string | ~[]byte](s T) (float64, error) {
 	if v, ok := parsePlainDecimal(t); ok {
 		return v, nil
 	}
+	if goOnlySyntax(t) {
+		return 0, ErrNotNumber
+	}
 	v, err := strconv.ParseFloat(string(t), 64)
 	if err != nil {
 		if errors.Is(err, strconv.ErrRange) && math.IsInf(v, 0) {
@@ -71,6 +74,9 @@ func parseInteger[T ~string | ~[]byte](b T) (v int64, detail string, ok bool) {
 	} else if errors.Is(err, strconv.ErrRange) {
 		return 0, "out of int64 range: " + echo(s), false
 	}
+	if goOnlySyntax(s) {
+		return 0, "not an integer: " + echo(s), false
+	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 		return 0, "not an integer: " + echo(s), false
@@ -82,6 +88,19 @@ func parseInteger[T ~string | ~[]byte](b T) (v int64, detail string, ok bool) {
 		return 0, "float notation beyond 2^53 is not exact: " + echo(s), false
 	}
 	return int64(f), "", true
+}
+
+// goOnlySyntax reports spellings strconv.ParseFloat takes from Go's
+// literal syntax that are not numbers in a CSV file: digit separators
+// (1_000) and hexadecimal mantissas and exponents (0x1p4).
+func goOnlySyntax[T ~string | ~[]byte](s T) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '_', 'x', 'X', 'p', 'P':
+			return true
+		}
+	}
+	return false
 }
 
 // parseDecimal is the allocation-free fast path of parseInteger: an optional

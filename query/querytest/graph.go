@@ -3,8 +3,12 @@ package querytest
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/fasd-db/fasd/index"
@@ -20,6 +24,27 @@ import (
 func OpenMem(t testing.TB, b storage.Backend) storage.Store {
 	t.Helper()
 	s, err := storage.Open("", &storage.Options{InMemory: true, NoSync: true, Backend: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// OpenMemFaulty opens an in-memory Pebble store with synced commits (a
+// commit waits for its log write, so that the fault reaches it), closed
+// when the test ends, whose every file write, sync, create and rename
+// fails with ENOSPC while full reports true: a disk that fills up.
+func OpenMemFaulty(t testing.TB, full *atomic.Bool) storage.Store {
+	t.Helper()
+	inject := func(op storage.FileOp, path string) error {
+		if full.Load() {
+			return &os.PathError{Op: string(op), Path: path, Err: syscall.ENOSPC}
+		}
+		return nil
+	}
+	s, err := storage.Open("", &storage.Options{InMemory: true, Backend: storage.Pebble,
+		InjectFault: inject, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

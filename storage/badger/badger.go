@@ -6,8 +6,12 @@ import (
 	"fmt"
 	"github.com/fasd-db/fasd/storage"
 	"github.com/fasd-db/fasd/storage/internal/engine"
+	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
+	"time"
 
 	badgerdb "github.com/dgraph-io/badger/v4"
 )
@@ -18,6 +22,8 @@ import (
 type badgerStore struct {
 	db     *badgerdb.DB
 	rep    *engine.Reporter
+	dir    string // "" in memory
+	ro     bool
 	closed atomic.Bool
 	once   sync.Once
 	cerr   error
@@ -41,18 +47,68 @@ func openBadger(dir string, o storage.Options) (storage.Store, error) {
 		WithNumVersionsToKeep(1).
 		WithBlockCacheSize(o.CacheBytes).
 		WithIndexCacheSize(16 << 20).
-		WithMemTableSize(64 << 20).
+		WithMemTableSize(memTableBytes).
 		WithNumMemtables(3).
 		WithValueLogFileSize(256 << 20)
 	if o.InMemory {
 		bo = bo.WithDir("").WithValueDir("").WithInMemory(true)
 	}
+	if o.InjectFault != nil {
+		return nil, errors.New("storage: fault injection (Options.InjectFault) needs Pebble: Badger has no file-system seam")
+	}
+	if o.ReadOnly {
+		db, err := badgerdb.Open(bo.WithReadOnly(true))
+		if err == nil {
+			return &badgerStore{db: db, rep: rep, ro: true}, nil
+		}
+		// Badger wraps the error in text only (y.Wrapf).
+		if !errors.Is(err, badgerdb.ErrTruncateNeeded) && !strings.Contains(err.Error(), badgerdb.ErrTruncateNeeded.Error()) {
+			return nil, err
+		}
+		// A store that was not closed cleanly: its log must be truncated,
+		// which Badger does only in a writable open (see Options.ReadOnly).
+		rep.Debugf("read-only open needs a log truncation: opening writable")
+	}
 	db, err := badgerdb.Open(bo)
 	if err != nil {
 		return nil, err
 	}
-	return &badgerStore{db: db, rep: rep}, nil
+	st := &badgerStore{db: db, rep: rep, ro: o.ReadOnly}
+	if !o.InMemory {
+		st.dir = dir
+	}
+	return st, nil
 }
+
+// memTableBytes is the memtable size the store opens Badger with.
+const memTableBytes = 64 << 20
+
+// spaceGuard is the free space a commit needs besides twice its own size:
+// Badger writes its log and its tables through mmap, where a full disk is
+// not an error but a SIGBUS that kills the process. A flush writes up to
+// one memtable of tables.
+const spaceGuard = memTableBytes + 16<<20
+
+// checkSpace fails with a write fault (ENOSPC) when the store's file
+// system has less free space than spaceGuard plus twice size.
+func (s *badgerStore) checkSpace(size int) error {
+	if s.dir == "" {
+		return nil
+	}
+	free, ok := freeBytes(s.dir)
+	if !ok {
+		return nil
+	}
+	if need := uint64(spaceGuard + 2*size); free < need {
+		return fmt.Errorf("storage: badger: %d bytes free on the file system of %s, a commit needs %d (Badger writes through mmap, where a full disk would kill the process): %w",
+			free, s.dir, need, syscall.ENOSPC)
+	}
+	return nil
+}
+
+// closeBound is how long Close waits for Badger once the store has a write
+// fault.
+const closeBound = 3 * time.Second
 
 func (s *badgerStore) Backend() storage.Backend { return storage.Badger }
 
@@ -107,7 +163,10 @@ func (s *badgerStore) NewBatch() storage.Batch {
 func (s *badgerStore) Close() error {
 	s.once.Do(func() {
 		s.closed.Store(true)
-		s.cerr = s.db.Close()
+		s.cerr = s.rep.Within("close", closeBound, s.db.Close)
+		if s.cerr == nil {
+			s.cerr = s.rep.Fault()
+		}
 	})
 	return s.cerr
 }
@@ -275,8 +334,22 @@ func (b *badgerBatch) Commit() error {
 		return storage.ErrClosed
 	}
 	b.done = true
+	defer b.txn.Discard()
+	if b.store.ro {
+		return storage.ErrReadOnly
+	}
+	if err := b.store.rep.Fault(); err != nil {
+		return err
+	}
+	if err := b.store.checkSpace(b.size); err != nil {
+		b.store.rep.Fail(err)
+		b.store.rep.Report(slog.LevelError, err, err.Error())
+		return b.store.rep.Fault()
+	}
 	err := b.txn.Commit()
-	b.txn.Discard()
+	if engine.IsWriteFault(err) {
+		b.store.rep.Fail(err)
+	}
 	return err
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	pebbledb "github.com/cockroachdb/pebble/v2"
 	"github.com/fasd-db/fasd/storage"
@@ -38,23 +39,42 @@ func TestBackground_DefaultLogger(t *testing.T) {
 	})
 }
 
-// Ensure that Fatalf from Pebble is reported before it panics, and panics
-// rather than exiting the process.
+// Ensure that Fatalf from Pebble is reported, does not panic, parks the
+// calling goroutine and puts the store in the write-fault state: commits
+// fail with ErrFault, reads go on, Close returns the fault; and that a
+// fatal commit error returns to the commit.
 func TestBackground_PebbleFatal(t *testing.T) {
 	s, c, h := storagetest.OpenCapturing(t, storage.Pebble, slog.LevelInfo)
-	func() {
-		defer func() {
-			if p := recover(); p == nil || !strings.Contains(p.(string), "manifest gone") {
-				t.Errorf("recovered %v, want a panic naming the message", p)
-			}
-		}()
-		pebbleLogger{s.(*pebbleStore).rep}.Fatalf("%s", "manifest gone")
-	}()
+	b := s.NewBatch()
+	if err := b.Set([]byte("k"), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	// Fatalf parks the goroutine that calls it (one of Pebble's).
+	go pebbleLogger{s.(*pebbleStore).rep}.Fatalf("%s", "manifest gone")
+	for i := 0; storage.BackgroundStats(s).Errors == 0 && i < 500; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if got := storage.BackgroundStats(s).Errors; got != 1 {
 		t.Errorf("Errors = %d, want 1", got)
 	}
 	if len(c.Records()) != 1 || len(h.All()) != 1 {
 		t.Errorf("%d records, %d hook calls, want 1 and 1", len(c.Records()), len(h.All()))
+	}
+	b = s.NewBatch()
+	if err := b.Set([]byte("k2"), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(); !errors.Is(err, storage.ErrFault) || !strings.Contains(err.Error(), "manifest gone") {
+		t.Errorf("commit after Fatalf: %v, want ErrFault naming the cause", err)
+	}
+	if v, err := s.Get([]byte("k")); err != nil || string(v) != "v" {
+		t.Errorf("read after Fatalf: %q, %v", v, err)
+	}
+	if err := s.Close(); !errors.Is(err, storage.ErrFault) {
+		t.Errorf("Close after Fatalf: %v, want ErrFault", err)
 	}
 }
 

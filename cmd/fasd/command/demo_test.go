@@ -83,7 +83,7 @@ func TestDemoUpdateFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, err := readEdgeFile(edges)
+	list, _, err := readEdgeFile(edges)
 	if err != nil || len(list) == 0 {
 		t.Fatalf("edges: %v (%d)", err, len(list))
 	}

@@ -40,12 +40,26 @@
 //	1  failure (I/O, engine errors, anything not below)
 //	2  usage: unknown command or flag, missing or invalid flag value
 //	3  bad input: a dump file is missing or malformed (the message names
-//	   file:line and column), or an update is invalid for the graph
-//	   (query.ErrInvalid, naming the field)
+//	   file:line and column), an update is invalid for the graph
+//	   (query.ErrInvalid, naming the field), or an update file names an
+//	   unknown or deleted node (file:line)
 //	4  store state: the store holds an incomplete load (reload with
 //	   --replace), already holds a graph (use --replace), holds no graph,
-//	   was made by the other backend or an unknown format, is corrupt, or
-//	   holds no trained models (run fasd train first)
+//	   was made by the other backend or an unknown format, is corrupt or
+//	   damaged, is not a store (a regular file, an empty or missing
+//	   directory: only load creates one), or holds no trained models (run
+//	   fasd train first)
+//
+// A full disk or an I/O error while writing ends a command with exit 1 and
+// a one-line error; what was committed before stays. check and stats open
+// the store read-only (they work on a full disk and write nothing).
+//
+// # I/O-fault hook
+//
+// In a build with the crashtest tag, with FASD_TEST_FAULT_AT=OP:N:ERRNO in
+// the environment (FaultAtEnv) every store the command opens fails its
+// N-th file operation of kind OP, and every later one, with ERRNO; the
+// I/O-fault tests of cmd/fasd use it.
 //
 // # Crash-injection hook
 //

@@ -12,6 +12,7 @@ import (
 	"github.com/fasd-db/fasd/internal/progress"
 	"github.com/fasd-db/fasd/query"
 	"github.com/fasd-db/fasd/runs"
+	"github.com/fasd-db/fasd/storage"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -43,7 +44,7 @@ func (o *EngineOptions) openEngine(name string, errOut io.Writer) (*query.Engine
 		return nil, nil, fmt.Errorf("%s: %w at %s", name, ErrNoStore, o.DB)
 	}
 	bars := &stageBars{w: errOut, bars: map[string]*progress.Bar{}}
-	e, err := query.Open(o.DB, &query.Options{Workers: o.Workers, Progress: bars.progress, LoadModel: runs.LoadLatest})
+	e, err := query.Open(o.DB, &query.Options{Workers: o.Workers, Progress: bars.progress, LoadModel: runs.LoadLatest, Storage: storageOptions(&storage.Options{MustExist: true})})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}

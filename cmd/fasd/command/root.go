@@ -33,11 +33,14 @@ const exitHelp = `Exit codes:
      class, one sensitive group; the message names the override flag), or
      an update is invalid for the graph (a feature count, a value far
      outside the loaded range, a split rule; the message names the field)
+     or an update file names an unknown or deleted node (file:line)
   4  store state: incomplete load (reload with --replace), graph already
-     present (use --replace), no graph, other backend, unknown format, corrupt,
-     no trained models (run fasd train first), store open in another process,
-     no recorded feature scaling (loaded by an older fasd: reload, or give
-     update features with --units stored)
+     present (use --replace), no graph, other backend, unknown format, corrupt
+     or damaged (a store file missing, truncated or failing its checksum),
+     --db not a store (a regular file, an empty or missing directory: only
+     load creates a store), no trained models (run fasd train first), store
+     open in another process, no recorded feature scaling (loaded by an older
+     fasd: reload, or give update features with --units stored)
 `
 
 // UsageError marks an error in the command line itself.
@@ -78,7 +81,7 @@ func ExitCode(err error) int {
 		return ExitUsage
 	case errors.Is(err, index.ErrIncompleteLoad), errors.Is(err, index.ErrGraphExists), errors.Is(err, index.ErrNoGraph), errors.Is(err, index.ErrDependents),
 		errors.Is(err, index.ErrFormat), errors.Is(err, index.ErrCorrupt), errors.Is(err, ErrNoStore),
-		errors.Is(err, storage.ErrBackendMismatch), errors.Is(err, storage.ErrFormat), errors.Is(err, storage.ErrNotStore), errors.Is(err, storage.ErrLocked),
+		errors.Is(err, storage.ErrBackendMismatch), errors.Is(err, storage.ErrFormat), errors.Is(err, storage.ErrNotStore), errors.Is(err, storage.ErrLocked), errors.Is(err, storage.ErrCorrupt),
 		errors.Is(err, query.ErrNoModel):
 		return ExitStoreState
 	case errors.As(err, &de), errors.Is(err, fs.ErrNotExist), errors.Is(err, index.ErrDegenerate), errors.Is(err, query.ErrInvalid):

@@ -172,7 +172,7 @@ func TestUpdateCommand_DeleteEdit(t *testing.T) {
 	big := writeFile(t, "big.json", fmt.Sprintf(`{"edits":[{"id":%d,"features":[%s]}]}`, synth.NodeID(7), strings.Join(feats, ",")))
 	checkErrCases(t, []errCase{
 		{"far outside", []string{"update", "--db", db, "--edit", big}, ExitBadInput, fmt.Sprintf("edits[0] (id %d): feature", synth.NodeID(7))},
-		{"unknown id", []string{"update", "--db", db, "--delete", writeFile(t, "ids.txt", "# gone\n424242\n")}, ExitFailure, "unknown node: external id 424242"},
+		{"unknown id", []string{"update", "--db", db, "--delete", writeFile(t, "ids.txt", "# gone\n424242\n")}, ExitBadInput, "ids.txt:2: bad node id: node 424242 is not in the graph (never loaded, or deleted)"},
 		{"not an id", []string{"update", "--db", db, "--delete", writeFile(t, "idx.txt", "\n12x\n")}, ExitBadInput, "idx.txt:2: bad node id"},
 		{"bad units", []string{"update", "--db", db, "--edit", big, "--units", "feet"}, ExitUsage, "units"},
 		{"edits in nodes file", []string{"update", "--db", db, "--nodes", big}, ExitUsage, "want {\"nodes\": [...]}"},

@@ -23,7 +23,7 @@ func newServeCommand() *cobra.Command {
 	def := httpapi.DefaultOptions()
 	var addr, tokenFile string
 	var maxBody int64
-	var maxItems, maxConns int
+	var maxItems, maxConns, maxPerClient int
 	var readOnly, authReads bool
 	var allowHosts []string
 	var readHeader, read, write, idle, shutdown time.Duration
@@ -70,7 +70,10 @@ Limits:
   --read-timeout (a stalled body gets 408 and its connection is closed); the
   answer must be written within --write-timeout of the head; an idle
   keep-alive connection is closed after --idle-timeout. At most --max-conns
-  connections are open at once (others wait). On interrupt, requests in
+  connections are open at once, at most --max-conns-per-client from one IP
+  address: past either, the connection idle the longest is closed for the
+  newcomer, or, when every one is busy with a request, the newcomer gets 503
+  with Retry-After at once. On interrupt, requests in
   flight get --shutdown-timeout to finish, then are cancelled and their
   connections closed.
 
@@ -79,7 +82,7 @@ Errors are JSON {"error": ...} with a 4xx status for bad input.
 ` + exitHelp,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			if maxBody < 0 || maxItems < 0 || maxConns < 0 {
+			if maxBody < 0 || maxItems < 0 || maxConns < 0 || maxPerClient < 0 {
 				return usagef("serve: limits must not be negative")
 			}
 			for _, d := range []struct {
@@ -96,7 +99,7 @@ Errors are JSON {"error": ...} with a 4xx status for bad input.
 				return err
 			}
 			opts := &httpapi.Options{
-				MaxBodyBytes: maxBody, MaxItems: maxItems, MaxConns: maxConns,
+				MaxBodyBytes: maxBody, MaxItems: maxItems, MaxConns: maxConns, MaxConnsPerClient: maxPerClient,
 				ReadHeaderTimeout: readHeader, ReadTimeout: read, WriteTimeout: write, IdleTimeout: idle, ShutdownTimeout: shutdown,
 				Token: token, ReadOnly: readOnly, AllowedHosts: allowHosts, AuthenticateReads: authReads,
 				Log: slog.New(slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: slog.LevelWarn})),
@@ -136,6 +139,7 @@ Errors are JSON {"error": ...} with a 4xx status for bad input.
 	f.Int64Var(&maxBody, "max-body", 0, "request body limit in bytes (0: 1 MiB)")
 	f.IntVar(&maxItems, "max-items", 0, "ids, edges or nodes per request (0: 10000)")
 	f.IntVar(&maxConns, "max-conns", 0, fmt.Sprintf("connections open at once (0: %d)", def.MaxConns))
+	f.IntVar(&maxPerClient, "max-conns-per-client", 0, "connections open at once from one IP address (0: half of --max-conns; loopback clients then share --max-conns)")
 	f.DurationVar(&readHeader, "read-header-timeout", def.ReadHeaderTimeout, "time to read a request head")
 	f.DurationVar(&read, "read-timeout", def.ReadTimeout, "time to read a whole request, head and body")
 	f.DurationVar(&write, "write-timeout", def.WriteTimeout, "time from the end of a request head to the end of its answer")

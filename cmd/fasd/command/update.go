@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fasd-db/fasd/index"
 	"github.com/fasd-db/fasd/index/dump"
 	"github.com/fasd-db/fasd/query"
 	"github.com/spf13/cobra"
@@ -72,13 +73,14 @@ changes affect the next fasd train, not the current models.
 				return usagef("update: --units: %v", err)
 			}
 			u := query.ExternalUpdate{Clip: clip, StoredUnits: stored}
-			if u.AddEdges, err = readEdgeFile(addEdges); err != nil {
+			var addLines, removeLines, deleteLines []int
+			if u.AddEdges, addLines, err = readEdgeFile(addEdges); err != nil {
 				return err
 			}
-			if u.RemoveEdges, err = readEdgeFile(removeEdges); err != nil {
+			if u.RemoveEdges, removeLines, err = readEdgeFile(removeEdges); err != nil {
 				return err
 			}
-			if u.Delete, err = readIDFile(deletes); err != nil {
+			if u.Delete, deleteLines, err = readIDFile(deletes); err != nil {
 				return err
 			}
 			if u.Nodes, _, err = readUpdateFile(nodes, "nodes"); err != nil {
@@ -92,8 +94,15 @@ changes affect the next fasd train, not the current models.
 				return err
 			}
 			defer func() { err = errors.Join(err, e.Close()) }()
-			// ApplyExternal validates the update (errors wrapping
-			// query.ErrInvalid: exit 3, bad input) before it writes.
+			// Endpoints and deleted ids the graph does not hold: exit 3
+			// with the file and line.
+			if err := checkUpdateIDs(e.Graph(), &u, []idFile{
+				{addEdges, addLines}, {removeEdges, removeLines}, {deletes, deleteLines}}); err != nil {
+				return fmt.Errorf("update: %w", err)
+			}
+			// ApplyExternal validates the rest of the update (errors
+			// wrapping query.ErrInvalid: exit 3, bad input) before it
+			// writes.
 			rep, err := e.ApplyExternal(cmd.Context(), u)
 			if err != nil {
 				return fmt.Errorf("update: %w", err)
@@ -155,17 +164,18 @@ func readUpdateFile(path, field string) ([]query.NewNode, []query.NodeEdit, erro
 }
 
 // readIDFile reads external node ids, one per line, with '#' comments and
-// blank lines skipped, plain or gzip (dump.Open).
-func readIDFile(path string) ([]int64, error) {
+// blank lines skipped, plain or gzip (dump.Open), and the line of each.
+func readIDFile(path string) ([]int64, []int, error) {
 	if path == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	r, err := dump.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("update: %w", err)
+		return nil, nil, fmt.Errorf("update: %w", err)
 	}
 	defer r.Close()
 	var out []int64
+	var lines []int
 	sc := bufio.NewScanner(r)
 	for line := 1; sc.Scan(); line++ {
 		s := sc.Text()
@@ -177,40 +187,120 @@ func readIDFile(path string) ([]int64, error) {
 		}
 		id, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("update: %w", &dump.Error{File: filepath.Base(path), Line: line, Index: -1,
+			return nil, nil, fmt.Errorf("update: %w", &dump.Error{File: filepath.Base(path), Line: line, Index: -1,
 				Kind: dump.ErrBadID, Detail: fmt.Sprintf("not a node id: %q", s)})
 		}
 		out = append(out, id)
+		lines = append(lines, line)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("update: %s: %w", path, err)
+		return nil, nil, fmt.Errorf("update: %s: %w", path, err)
 	}
-	return out, nil
+	return out, lines, nil
 }
 
 // readEdgeFile reads the edge pairs (external ids) of an update with the
 // edge-line rule of fasd load (dump.ParseEdgeLine): two ids separated by
-// blanks or one comma, '#' comments, blank lines skipped, plain or gzip.
-func readEdgeFile(path string) ([][2]int64, error) {
+// blanks or one comma, '#' comments, blank lines skipped, plain or gzip;
+// and the line of each.
+func readEdgeFile(path string) ([][2]int64, []int, error) {
 	if path == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	er, err := dump.OpenEdges(path)
 	if err != nil {
-		return nil, fmt.Errorf("update: %w", err)
+		return nil, nil, fmt.Errorf("update: %w", err)
 	}
 	defer er.Close()
 	var out [][2]int64
+	var lines []int
 	for er.Next() {
 		u, v := er.Edge()
 		if u == v {
-			return nil, fmt.Errorf("update: %w", &dump.Error{File: filepath.Base(path), Line: er.Line(), Index: -1,
+			return nil, nil, fmt.Errorf("update: %w", &dump.Error{File: filepath.Base(path), Line: er.Line(), Index: -1,
 				Kind: dump.ErrBadEdge, Detail: fmt.Sprintf("self-loop on %d", u)})
 		}
 		out = append(out, [2]int64{u, v})
+		lines = append(lines, er.Line())
 	}
 	if err := er.Err(); err != nil {
-		return nil, fmt.Errorf("update: %w", err)
+		return nil, nil, fmt.Errorf("update: %w", err)
 	}
-	return out, nil
+	return out, lines, nil
+}
+
+// idFile is a file of an update and the line of each of its items.
+type idFile struct {
+	path  string
+	lines []int
+}
+
+// checkUpdateIDs refuses, with the file and line (a *dump.Error, exit 3),
+// an edge of --add-edges or --remove-edges with an endpoint the graph does
+// not hold (neither stored nor added by the update) or that is deleted
+// (before or by this update), and an id of --delete that is unknown or
+// deleted already. files are the add-edges, remove-edges and delete files.
+func checkUpdateIDs(g *index.Graph, u *query.ExternalUpdate, files []idFile) error {
+	v, err := g.View()
+	if err != nil {
+		return err
+	}
+	defer v.Close()
+	added := map[int64]bool{}
+	for _, n := range u.Nodes {
+		added[n.ID] = true
+	}
+	deleting := map[int64]bool{}
+	for _, id := range u.Delete {
+		deleting[id] = true
+	}
+	// problem says what is wrong with id, "" if nothing.
+	problem := func(id int64) (string, error) {
+		if added[id] {
+			return "", nil
+		}
+		n, err := v.InternalID(id)
+		if errors.Is(err, index.ErrUnknownID) {
+			return fmt.Sprintf("node %d is not in the graph (never loaded, or deleted)", id), nil
+		}
+		if err != nil {
+			return "", err
+		}
+		del, err := v.IsDeleted(n)
+		if err != nil {
+			return "", err
+		}
+		if del {
+			return fmt.Sprintf("node %d was deleted", id), nil
+		}
+		return "", nil
+	}
+	for fi, edges := range [][][2]int64{u.AddEdges, u.RemoveEdges} {
+		for i, e := range edges {
+			for field, id := range e {
+				msg, err := problem(id)
+				if err != nil {
+					return err
+				}
+				if msg == "" && deleting[id] {
+					msg = fmt.Sprintf("node %d is deleted by this update (--delete)", id)
+				}
+				if msg != "" {
+					return &dump.Error{File: filepath.Base(files[fi].path), Line: files[fi].lines[i], Index: field,
+						Kind: index.ErrUnknownEndpoint, Detail: msg}
+				}
+			}
+		}
+	}
+	for i, id := range u.Delete {
+		msg, err := problem(id)
+		if err != nil {
+			return err
+		}
+		if msg != "" {
+			return &dump.Error{File: filepath.Base(files[2].path), Line: files[2].lines[i], Index: -1,
+				Kind: dump.ErrBadID, Detail: msg}
+		}
+	}
+	return nil
 }

@@ -97,7 +97,7 @@ func TestUpdateCommand(t *testing.T) {
 	// One valid edge and one to an unknown node: the update fails as a
 	// whole and the graph version stays.
 	partial := writeFile(t, "partial.txt", fmt.Sprintf("%s %s\n%s 424242\n", extID(10), extID(11), extID(12)))
-	if _, err, code := run(t, "update", "--db", db, "--add-edges", partial); code != ExitFailure || !strings.Contains(err.Error(), "unknown node: external id 424242") {
+	if _, err, code := run(t, "update", "--db", db, "--add-edges", partial); code != ExitBadInput || !strings.Contains(err.Error(), "partial.txt:2: field 2: index: unknown edge endpoint: node 424242 is not in the graph") {
 		t.Fatalf("unknown node: exit %d (%v)", code, err)
 	}
 

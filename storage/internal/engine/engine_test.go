@@ -1,12 +1,18 @@
 package engine_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/fasd-db/fasd/storage"
+	"github.com/fasd-db/fasd/storage/internal/engine"
 )
 
 // Ensure that, in a program that links no engine (this test binary imports
@@ -26,3 +32,62 @@ func TestOpenWithoutEngine(t *testing.T) {
 		t.Errorf("directory left behind: %v", err)
 	}
 }
+
+// Ensure that the Reporter's log is rate-limited (a burst, then one per
+// interval carrying the number left out) while every report is counted and
+// handed to the hook.
+func TestReporter_RateLimit(t *testing.T) {
+	var logged []string
+	h := &recordHandler{add: func(r slog.Record) {
+		n := 0
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "suppressed" {
+				n = int(a.Value.Int64())
+			}
+			return true
+		})
+		logged = append(logged, fmt.Sprintf("%s suppressed=%d", r.Message, n))
+	}}
+	hooked := 0
+	r := engine.NewReporter(storage.Pebble, storage.Options{Logger: slog.New(h), OnBackgroundError: func(error) { hooked++ }})
+	for i := range 1000 {
+		r.Errorf("flush failed %d", i)
+	}
+	if got := r.Counts().Errors; got != 1000 || hooked != 1000 {
+		t.Errorf("counted %d, hooked %d, want 1000 and 1000", got, hooked)
+	}
+	if len(logged) != engine.LogBurst {
+		t.Errorf("logged %d of 1000 reports within the interval, want %d: %v", len(logged), engine.LogBurst, logged)
+	}
+}
+
+// Ensure that Fail keeps the first fault and that Fault wraps ErrFault and
+// the cause.
+func TestReporter_Fault(t *testing.T) {
+	r := engine.NewReporter(storage.Pebble, storage.Options{Logger: slog.New(slog.DiscardHandler)})
+	if r.Fault() != nil {
+		t.Fatal("fault before any")
+	}
+	first := &os.PathError{Op: "write", Path: "000001.log", Err: syscall.ENOSPC}
+	r.Fail(first)
+	r.Fail(errors.New("second"))
+	err := r.Fault()
+	if !errors.Is(err, storage.ErrFault) || !errors.Is(err, syscall.ENOSPC) || strings.Contains(err.Error(), "second") {
+		t.Errorf("Fault() = %v, want ErrFault wrapping the first cause", err)
+	}
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{{first, true}, {fmt.Errorf("flush: %w", syscall.EIO), true}, {syscall.EROFS, true}, {errors.New("ENOSPC"), false}, {os.ErrNotExist, false}} {
+		if got := engine.IsWriteFault(tc.err); got != tc.want {
+			t.Errorf("IsWriteFault(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}
+
+type recordHandler struct{ add func(slog.Record) }
+
+func (h *recordHandler) Enabled(context.Context, slog.Level) bool      { return true }
+func (h *recordHandler) Handle(_ context.Context, r slog.Record) error { h.add(r); return nil }
+func (h *recordHandler) WithAttrs([]slog.Attr) slog.Handler            { return h }
+func (h *recordHandler) WithGroup(string) slog.Handler                 { return h }
