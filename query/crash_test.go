@@ -288,7 +288,15 @@ func cleanRun(t *testing.T, op crashOp, m *testModel) (commits int, graph, views
 // TestCrashAtEveryCommit fails every commit of every operation in turn,
 // reopens the engine as after a crash, checks every read, resumes and
 // compares with the clean run.
+//
+// It runs on Pebble and on PostgreSQL (skipped without a server), whose
+// commits go over the network: the engine's invariants must not depend on
+// an embedded engine.
 func TestCrashAtEveryCommit(t *testing.T) {
+	onBackends(t, []storage.Backend{storage.Pebble, storage.Postgres}, testCrashAtEveryCommit)
+}
+
+func testCrashAtEveryCommit(t *testing.T) {
 	for _, op := range crashOps {
 		t.Run(op.name, func(t *testing.T) {
 			m := newTestModel(featureNames(4), 17, true)

@@ -52,7 +52,7 @@ type LoadOptions struct {
 
 // AddFlags registers the flags of fasd load.
 func (o *LoadOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.DB, "db", "", "store directory (created if missing) (required)")
+	fs.StringVar(&o.DB, "db", "", "store directory (created if missing), or postgres:// DSN of a store on PostgreSQL (its table is created if missing) (required)")
 	fs.StringVar(&o.Backend, "backend", "", "storage engine of a new store: pebble (default) or badger")
 	fs.StringVar(&o.Preset, "preset", "", "dataset preset (published file names and conventions): "+strings.Join(dump.PresetNames(), ", "))
 	fs.StringVar(&o.Dir, "dir", "", "directory holding the preset's files (plain or .gz)")

@@ -21,14 +21,14 @@ type StatsOptions struct {
 
 // AddFlags registers the flags of fasd stats.
 func (o *StatsOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.DB, "db", "", "store directory (required)")
+	fs.StringVar(&o.DB, "db", "", "store directory, or postgres:// DSN of a store on PostgreSQL (required)")
 	fs.BoolVar(&o.JSON, "json", false, "print the statistics as JSON")
 }
 
 // openGraph opens the existing store in dir and the graph in it; close the
 // returned store when done.
 func openGraph(dir string) (storage.Store, *index.Graph, error) {
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(dir); !storage.IsDSN(dir) && errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("%w at %s", ErrNoStore, dir)
 	}
 	s, err := storage.Open(dir, nil)
