@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // DefaultTable is the table a DSN without fasd_table names.
@@ -100,7 +101,7 @@ func Drop(ctx context.Context, dsn string) error {
 	if err != nil {
 		return err
 	}
-	c, err := pgx.Connect(ctx, loc.conn)
+	c, err := connect(ctx, loc)
 	if err != nil {
 		return fmt.Errorf("postgres: connect: %w", err)
 	}
@@ -111,4 +112,14 @@ func Drop(ctx context.Context, dsn string) error {
 		}
 	}
 	return nil
+}
+
+// connect opens one connection (not a pool) to the DSN's server; the
+// pool's own DSN parameters (pool_max_conns, …) are accepted and ignored.
+func connect(ctx context.Context, loc location) (*pgx.Conn, error) {
+	cfg, err := pgxpool.ParseConfig(loc.conn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: DSN: %w", err)
+	}
+	return pgx.ConnectConfig(ctx, cfg.ConnConfig)
 }

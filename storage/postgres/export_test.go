@@ -1,10 +1,6 @@
 package postgres
 
-import (
-	"context"
-
-	"github.com/jackc/pgx/v5"
-)
+import "context"
 
 // ExpireLease ends the writer lease of the store dsn names, as the passing
 // of its lifetime would.
@@ -13,7 +9,7 @@ func ExpireLease(ctx context.Context, dsn string) error {
 	if err != nil {
 		return err
 	}
-	c, err := pgx.Connect(ctx, loc.conn)
+	c, err := connect(ctx, loc)
 	if err != nil {
 		return err
 	}
