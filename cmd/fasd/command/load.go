@@ -329,7 +329,7 @@ func printLoadReport(cmd *cobra.Command, rep *index.LoadReport, o *LoadOptions, 
 		_, err := fmt.Fprintf(w, format, args...)
 		errs = append(errs, err)
 	}
-	pr("loaded %s (%s, %s) into %s (%s), version %d\n", src, rep.NodesFile, rep.EdgesFile, o.DB, b, rep.Version)
+	pr("loaded %s (%s, %s) into %s (%s), version %d\n", src, rep.NodesFile, rep.EdgesFile, displayDB(o.DB), b, rep.Version)
 	pr("nodes     %d (features %d)\n", rep.Nodes, rep.Features)
 	pr("edges     lines %d, kept %d undirected, duplicates %d, self-loops dropped %d, unknown endpoints %d\n",
 		e.Lines, e.Kept, e.Duplicates, e.SelfLoops, e.UnknownEndpoints)
