@@ -64,11 +64,17 @@ func Open(dir string, opts *Options) (_ Store, err error) {
 	if dir == "" {
 		return nil, errors.New("storage: open: empty directory name")
 	}
+	if opts != nil && opts.Backend == Postgres {
+		return nil, fmt.Errorf("storage: the %s backend opens a postgres:// DSN, not the directory %s", Postgres, dir)
+	}
 	recorded, fresh, err := readMarker(dir)
 	if err != nil {
 		return nil, err
 	}
 	o := opts.withDefaults(recorded)
+	if o.Backend == Postgres {
+		return nil, fmt.Errorf("%w: %s names the %s backend, which opens a postgres:// DSN, not a directory", ErrFormat, filepath.Join(dir, MarkerFile), Postgres)
+	}
 	if recorded != "" && o.Backend != recorded {
 		return nil, fmt.Errorf("%w: %s holds a %s store, asked to open it with %s", ErrBackendMismatch, dir, recorded, o.Backend)
 	}
