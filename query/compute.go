@@ -182,6 +182,36 @@ func (e *Engine) readAhead(v *index.View, smp *fasd.Sampler, rs *roaring.Bitmap,
 	return ra, nil
 }
 
+// sampleRoots calls f with the members of each root of roots (ascending,
+// all in the root set rs) as sampled by w on w.view. On a store with
+// batched reads it reads ahead ChunkRoots roots at a time (readAhead), so
+// that re-sampling many roots (the cold path, marking an update's dirty
+// roots) costs a few requests per chunk; the members are valid during f.
+func (e *Engine) sampleRoots(w *worker, rs *roaring.Bitmap, roots []uint32, f func(r uint32, members []uint32) error) error {
+	batched := w.view.BatchedReads()
+	if batched {
+		defer w.view.SetReadAhead(nil)
+	}
+	for lo := 0; lo < len(roots); lo += e.opts.ChunkRoots {
+		chunk := roots[lo:min(lo+e.opts.ChunkRoots, len(roots))]
+		if batched {
+			if _, err := e.readAhead(w.view, w.smp, rs, chunk); err != nil {
+				return err
+			}
+		}
+		for _, r := range chunk {
+			m, err := w.members(r)
+			if err != nil {
+				return err
+			}
+			if err := f(r, m); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // contribute samples, builds, debiases and classifies the subgraph rooted
 // at root, leaving the result in w.sample, w.sg and w.out.
 func (w *worker) contribute(ctx context.Context, root uint32) error {
