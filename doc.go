@@ -12,7 +12,9 @@
 //
 //   - storage: the key-value seam (a small Store interface, Open and an
 //     engine registry) and one conformance suite; the engines are
-//     storage/pebble (default) and storage/badger, linked by importing them.
+//     storage/pebble (default) and storage/badger in a local directory, and
+//     storage/postgres on a PostgreSQL server (opened by a postgres:// DSN),
+//     linked by importing them.
 //   - index: the graph on top of storage: dense node ids, roaring adjacency,
 //     attributes, group/label/split bitmaps, neighbour sampling, BFS, and the
 //     loader for graph dumps.
@@ -29,7 +31,8 @@
 //   - cmd/fasd: the command-line tool.
 //
 // Dependencies point one way: cmd/fasd → {httpapi → query, runs,
-// storage/pebble, storage/badger}; storage/pebble, storage/badger → storage;
+// storage/pebble, storage/badger, storage/postgres}; storage/pebble,
+// storage/badger, storage/postgres → storage;
 // query → {query/model, index → storage, fasd}; runs → {query/model, index,
 // fasd}; fasd imports no other package of this module; index and fasd
 // share only the leaf vocabulary fasd/attr (Split, Unknown). The engine does

@@ -31,6 +31,10 @@ type View struct {
 	// n × (decode + validate), quadratic in a run container's runs.
 	splitMu sync.Mutex
 	splits  []*roaring.Bitmap
+
+	// ahead, when set, holds keys read ahead at this view's version
+	// (see ReadAhead); reads consult it first.
+	ahead *ReadAhead
 }
 
 // View takes a consistent read view of the current graph.
@@ -78,6 +82,9 @@ func (v *View) get(key []byte) ([]byte, error) {
 	defer v.mu.Unlock()
 	if v.closed {
 		return nil, ErrClosed
+	}
+	if b, ok := v.ahead.lookup(key); ok {
+		return b, nil
 	}
 	b, err := v.snap.Get(key)
 	if errors.Is(err, storage.ErrNotFound) {

@@ -4,4 +4,5 @@ package query
 import (
 	_ "github.com/fasd-db/fasd/storage/badger"
 	_ "github.com/fasd-db/fasd/storage/pebble"
+	_ "github.com/fasd-db/fasd/storage/postgres"
 )

@@ -17,6 +17,7 @@ import (
 	"github.com/fasd-db/fasd/query/querytest"
 	"github.com/fasd-db/fasd/runs"
 	"github.com/fasd-db/fasd/storage"
+	"github.com/fasd-db/fasd/storage/storagetest"
 )
 
 // benchEngine is a materialized engine over a random graph of n nodes with
@@ -256,4 +257,50 @@ func BenchmarkLargeRefreshVsMaterialize(b *testing.B) {
 	fmt.Printf("real networks: %s per subgraph (1 core); full materialize of %d roots ≈ %s on 2 cores\n",
 		per, len(roots), time.Duration(int64(per)*int64(len(roots))/2))
 	b.ReportMetric(full.Seconds(), "materialize-s")
+}
+
+// BenchmarkMaterializeBackends: Materialize from scratch of a 2,000-node
+// generated graph (mean degree 6, 8 features, the test model) with one
+// worker and the default chunk sizes, on an in-memory Pebble store and on
+// PostgreSQL (FASD_TEST_POSTGRES; skipped without it), reported per root.
+// Each iteration materializes a fresh copy of the graph; the copy is not
+// timed.
+//
+//	FASD_TEST_POSTGRES=postgres://… go test -run '^$' -bench MaterializeBackends -benchtime 3x ./query/
+func BenchmarkMaterializeBackends(b *testing.B) {
+	for _, backend := range []storage.Backend{storage.Pebble, storage.Postgres} {
+		b.Run(string(backend), func(b *testing.B) {
+			prev := testBackend
+			testBackend = backend
+			defer func() { testBackend = prev }()
+			if backend == storage.Postgres {
+				storagetest.PostgresDSN(b) // skips without a server
+			}
+			src, _ := newTestGraph(b, 2000, 8, 6, 3)
+			m := newTestModel(featureNames(8), 1, true)
+			ctx := context.Background()
+			roots := 0
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				e, err := Open("", &Options{Store: copyGraph(b, src), Model: m, Workers: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				rep, err := e.Materialize(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				roots = rep.Subgraphs
+				b.StopTimer()
+				e.Close()
+				b.StartTimer()
+			}
+			b.StopTimer()
+			if roots > 0 {
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*roots), "µs/root")
+			}
+		})
+	}
 }

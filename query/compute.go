@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -95,6 +96,120 @@ func (w *worker) members(root uint32) ([]uint32, error) {
 		return nil, err
 	}
 	return w.sample.Nodes, nil
+}
+
+// errNotAhead is what a missSampler returns for a node whose adjacency the
+// read-ahead does not hold.
+var errNotAhead = errors.New("query: not read ahead")
+
+// missSampler is the graph as far as a ReadAhead holds it: a draw from, or
+// the neighbour list of, a node it does not hold records the node in
+// missed and fails with errNotAhead.
+type missSampler struct {
+	v      *index.View
+	ahead  *index.ReadAhead
+	missed *[]uint32
+}
+
+func (m missSampler) SampleNeighbors(n uint32, k int, rng *rand.Rand, dst []uint32) ([]uint32, error) {
+	if !m.ahead.Holds(n) {
+		*m.missed = append(*m.missed, n)
+		return dst, errNotAhead
+	}
+	return m.v.SampleNeighbors(n, k, rng, dst)
+}
+
+func (m missSampler) Neighbors(n uint32, dst []uint32) ([]uint32, error) {
+	if !m.ahead.Holds(n) {
+		*m.missed = append(*m.missed, n)
+		return dst, errNotAhead
+	}
+	return m.v.Neighbors(n, dst)
+}
+
+// readAhead reads ahead, for the roots of chunk in the root set rs, every
+// node record and adjacency list their samples and subgraphs will read,
+// in a few requests for the whole chunk: it samples every root against
+// what is held so far, collects the nodes the samplers stopped at (and,
+// for finished samples, the members whose records are not held yet),
+// reads all of them in one storage.GetMany and samples the unfinished
+// roots again, until none is left. Sampling is deterministic per root and
+// costs microseconds, so the repeats are cheap next to a round trip; a
+// chunk costs about Depth+2 requests, whatever its size, where reading key
+// by key costs one per key (about 34 per root on the generated graphs).
+// The workers' views, given the result (View.SetReadAhead), then sample
+// and build subgraphs from memory.
+func (e *Engine) readAhead(v *index.View, smp *fasd.Sampler, rs *roaring.Bitmap, chunk []uint32) (*index.ReadAhead, error) {
+	ra := index.NewReadAhead(v.Version())
+	if err := v.SetReadAhead(ra); err != nil {
+		return nil, err
+	}
+	var pending []uint32
+	for _, r := range chunk {
+		if rs.Contains(r) {
+			pending = append(pending, r)
+		}
+	}
+	fetch := append([]uint32(nil), pending...)
+	var missed []uint32
+	var sample fasd.Sample
+	g := missSampler{v: v, ahead: ra, missed: &missed}
+	for len(fetch) > 0 {
+		if err := v.Prefetch(ra, fetch); err != nil {
+			return nil, err
+		}
+		fetch = fetch[:0]
+		next := pending[:0]
+		for _, r := range pending {
+			missed = missed[:0]
+			err := smp.Sample(g, r, fasd.NewRand(fasd.RootSeed(e.info.Seed, fasd.PurposeSample, r)), &sample)
+			if errors.Is(err, errNotAhead) {
+				fetch = append(fetch, missed...)
+				next = append(next, r)
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			for _, m := range sample.Nodes {
+				if !ra.Holds(m) {
+					fetch = append(fetch, m)
+				}
+			}
+		}
+		pending = next
+	}
+	return ra, nil
+}
+
+// sampleRoots calls f with the members of each root of roots (ascending,
+// all in the root set rs) as sampled by w on w.view. On a store with
+// batched reads it reads ahead ChunkRoots roots at a time (readAhead), so
+// that re-sampling many roots (the cold path, marking an update's dirty
+// roots) costs a few requests per chunk; the members are valid during f.
+func (e *Engine) sampleRoots(w *worker, rs *roaring.Bitmap, roots []uint32, f func(r uint32, members []uint32) error) error {
+	batched := w.view.BatchedReads()
+	if batched {
+		defer w.view.SetReadAhead(nil)
+	}
+	for lo := 0; lo < len(roots); lo += e.opts.ChunkRoots {
+		chunk := roots[lo:min(lo+e.opts.ChunkRoots, len(roots))]
+		if batched {
+			if _, err := e.readAhead(w.view, w.smp, rs, chunk); err != nil {
+				return err
+			}
+		}
+		for _, r := range chunk {
+			m, err := w.members(r)
+			if err != nil {
+				return err
+			}
+			if err := f(r, m); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // contribute samples, builds, debiases and classifies the subgraph rooted
@@ -202,6 +317,17 @@ func (e *Engine) recomputeRoots(ctx context.Context, roots, only *roaring.Bitmap
 			return err
 		}
 		chunk := list[lo:min(lo+e.opts.ChunkRoots, total)]
+		if views[0].BatchedReads() {
+			ra, err := e.readAhead(views[0], workers[0].smp, rs, chunk)
+			if err != nil {
+				return err
+			}
+			for _, w := range workers {
+				if err := w.view.SetReadAhead(ra); err != nil {
+					return err
+				}
+			}
+		}
 		if err := e.computeChunk(ctx, workers, rs, chunk, recs[:len(chunk)]); err != nil {
 			return err
 		}
@@ -285,10 +411,45 @@ func (c *bitmapCache) flush(b storage.Batch) error {
 
 // commitRoots writes the new records of chunk (nil: delete) in one batch,
 // with the inverted indexes and the root, dirty and affected sets.
+//
+// It reads in two requests (readAhead): the old records of chunk with the
+// root, dirty and affected sets, then the inverted indexes of every member
+// of an old or new record.
 func (e *Engine) commitRoots(chunk []uint32, recs []*rootRecord) error {
-	contain := &bitmapCache{r: e.store, key: containKey, m: map[uint32]*roaring.Bitmap{}}
-	expand := &bitmapCache{r: e.store, key: expandKey, m: map[uint32]*roaring.Bitmap{}}
-	sets, err := getBitmaps(e.store, keyRoots, keyDirty, keyAffected)
+	ra := newReadAhead(e.store)
+	keys := [][]byte{keyRoots, keyDirty, keyAffected}
+	for _, r := range chunk {
+		keys = append(keys, rootKey(r))
+	}
+	if err := ra.fetch(keys); err != nil {
+		return err
+	}
+	olds := make([]*rootRecord, len(chunk))
+	keys = keys[:0]
+	for i, r := range chunk {
+		old, err := getRootRecord(ra, r)
+		if err != nil {
+			return err
+		}
+		olds[i] = old
+		for _, rec := range []*rootRecord{old, recs[i]} {
+			if rec == nil {
+				continue
+			}
+			for _, m := range rec.Members {
+				keys = append(keys, containKey(m))
+			}
+			for _, l := range rec.Expanded {
+				keys = append(keys, expandKey(rec.Members[l]))
+			}
+		}
+	}
+	if err := ra.fetch(keys); err != nil {
+		return err
+	}
+	contain := &bitmapCache{r: ra, key: containKey, m: map[uint32]*roaring.Bitmap{}}
+	expand := &bitmapCache{r: ra, key: expandKey, m: map[uint32]*roaring.Bitmap{}}
+	sets, err := getBitmaps(ra, keyRoots, keyDirty, keyAffected)
 	if err != nil {
 		return err
 	}
@@ -323,11 +484,7 @@ func (e *Engine) commitRoots(chunk []uint32, recs []*rootRecord) error {
 	}
 	var enc []byte
 	for i, r := range chunk {
-		old, err := getRootRecord(e.store, r)
-		if err != nil {
-			return err
-		}
-		if old != nil {
+		if old := olds[i]; old != nil {
 			if err := edit(old, r, false); err != nil {
 				return err
 			}
@@ -385,6 +542,38 @@ func (c *recordCache) get(root uint32) (*rootRecord, error) {
 	return rec, nil
 }
 
+// readAheadNodes reads, in two requests, the inverted indexes of chunk,
+// then the records of their roots that cache lacks (which it then holds).
+func (e *Engine) readAheadNodes(chunk []uint32, cache *recordCache) (*readAhead, error) {
+	ra := newReadAhead(e.store)
+	keys := make([][]byte, len(chunk))
+	for i, u := range chunk {
+		keys[i] = containKey(u)
+	}
+	if err := ra.fetch(keys); err != nil {
+		return nil, err
+	}
+	need := roaring.New()
+	for _, u := range chunk {
+		roots, err := getBitmap(ra, containKey(u))
+		if err != nil {
+			return nil, err
+		}
+		need.Or(roots)
+	}
+	keys = keys[:0]
+	for it := need.Iterator(); it.HasNext(); {
+		if r := it.Next(); cache.m[r] == nil {
+			keys = append(keys, rootKey(r))
+		}
+	}
+	if err := ra.fetch(keys); err != nil {
+		return nil, err
+	}
+	cache.r = ra
+	return ra, nil
+}
+
 // recomputeAffected recomputes the view of every node in the affected set
 // from the stored contributions, in ascending root order (fasd.AverageNode),
 // so that the result does not depend on the history of updates. A node in
@@ -409,9 +598,13 @@ func (e *Engine) recomputeAffected(ctx context.Context, version uint64, only *ro
 			return err
 		}
 		chunk := nodes[lo:min(lo+e.opts.ChunkNodes, len(nodes))]
+		ra, err := e.readAheadNodes(chunk, cache)
+		if err != nil {
+			return err
+		}
 		b := e.store.NewBatch()
 		for _, u := range chunk {
-			roots, err := getBitmap(e.store, containKey(u))
+			roots, err := getBitmap(ra, containKey(u))
 			if err != nil {
 				b.Close()
 				return err
@@ -466,7 +659,7 @@ func (e *Engine) recomputeAffected(ctx context.Context, version uint64, only *ro
 			b.Close()
 			return err
 		}
-		err := b.Commit()
+		err = b.Commit()
 		b.Close()
 		if err != nil {
 			return fmt.Errorf("query: commit node views: %w", err)

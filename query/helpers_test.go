@@ -12,6 +12,7 @@ import (
 	"github.com/fasd-db/fasd/query/model"
 	"github.com/fasd-db/fasd/query/querytest"
 	"github.com/fasd-db/fasd/storage"
+	"github.com/fasd-db/fasd/storage/storagetest"
 )
 
 // testModel is querytest's deterministic stand-in for trained models.
@@ -26,10 +27,19 @@ func newTestModel(names []string, seed uint64, baseline bool) *testModel {
 var testBackend storage.Backend
 
 // onEveryBackend runs f as a subtest per storage backend, with openMem
-// (and so newTestGraph and copyGraph) opening stores of that backend.
+// (and so newTestGraph and copyGraph) opening stores of that backend; the
+// postgres subtest is skipped without a server (storagetest.PostgresEnv).
 func onEveryBackend(t *testing.T, f func(t *testing.T)) {
-	for _, b := range []storage.Backend{storage.Pebble, storage.Badger} {
+	onBackends(t, []storage.Backend{storage.Pebble, storage.Badger, storage.Postgres}, f)
+}
+
+// onBackends runs f as a subtest per backend of bs, as onEveryBackend.
+func onBackends(t *testing.T, bs []storage.Backend, f func(t *testing.T)) {
+	for _, b := range bs {
 		t.Run(string(b), func(t *testing.T) {
+			if b == storage.Postgres {
+				storagetest.PostgresDSN(t) // skips without a server
+			}
 			prev := testBackend
 			testBackend = b
 			defer func() { testBackend = prev }()

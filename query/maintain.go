@@ -228,8 +228,16 @@ func (e *Engine) markDirty(ch *index.Change, rep *UpdateReport) error {
 		return err
 	}
 	// The old members of newly dirty roots may lose their contribution.
+	ra := newReadAhead(e.store)
+	keys := make([][]byte, 0, newDirty.GetCardinality())
 	for it := newDirty.Iterator(); it.HasNext(); {
-		old, err := getRootRecord(e.store, it.Next())
+		keys = append(keys, rootKey(it.Next()))
+	}
+	if err := ra.fetch(keys); err != nil {
+		return err
+	}
+	for it := newDirty.Iterator(); it.HasNext(); {
+		old, err := getRootRecord(ra, it.Next())
 		if err != nil {
 			return err
 		}
@@ -242,15 +250,12 @@ func (e *Engine) markDirty(ch *index.Change, rep *UpdateReport) error {
 	// without the inverted index (which describes the stored samples)
 	// knowing it.
 	dirty.Or(newDirty)
-	for it := dirty.Iterator(); it.HasNext(); {
-		r := it.Next()
-		if rs.Contains(r) {
-			m, err := w.members(r)
-			if err != nil {
-				return err
-			}
-			stale.AddMany(m)
-		}
+	err = e.sampleRoots(w, rs, roaring.And(dirty, rs).ToArray(), func(_ uint32, m []uint32) error {
+		stale.AddMany(m)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	st, err := e.readState()
 	if err != nil {

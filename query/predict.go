@@ -270,18 +270,17 @@ func (e *Engine) coldCandidates(v *index.View, u uint32) (*roaring.Bitmap, error
 	if err != nil {
 		return nil, err
 	}
-	for it := check.Iterator(); it.HasNext(); {
-		r := it.Next()
-		m, err := w.members(r)
-		if err != nil {
-			return nil, err
-		}
+	err = e.sampleRoots(w, rs, check.ToArray(), func(r uint32, m []uint32) error {
 		for _, x := range m {
 			if x == u {
 				cand.Add(r)
 				break
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return cand, nil
 }

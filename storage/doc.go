@@ -1,10 +1,12 @@
 // Package storage is the key-value seam of fasd: a small ordered key-value
-// Store interface with two real engines behind it, Pebble v2 (the default)
-// and Badger v4.
+// Store interface with three real engines behind it, Pebble v2 (the
+// default) and Badger v4 in a local directory, and PostgreSQL (a table on
+// a server, opened by a postgres:// DSN where a directory would go; see
+// IsDSN and storage/postgres).
 //
 // This package holds the interfaces, Open, the store marker and the engine
-// registry, and imports neither engine: each lives in its own package
-// (storage/pebble, storage/badger) that registers itself when a program
+// registry, and imports no engine: each lives in its own package
+// (storage/pebble, storage/badger, storage/postgres) that registers itself when a program
 // imports it (see Register), as database/sql drivers do. The layers above
 // (the graph index, the query engine, the training runs) therefore depend
 // on no engine and on nothing an engine brings in; the programs (the fasd
@@ -24,7 +26,7 @@
 //
 // Keys whose first byte is 0x00 are reserved for the storage layer itself:
 //
-//	0x00 "storage/backend"  → backend name, "pebble" or "badger"
+//	0x00 "storage/backend"  → backend name, "pebble", "badger" or "postgres"
 //	0x00 "storage/format"   → format version, decimal ASCII ("1")
 //
 // Every other first byte belongs to the layers above. An on-disk store also
@@ -38,7 +40,15 @@
 //
 // Opening a directory whose marker names the other backend fails with
 // ErrBackendMismatch; an unknown format version fails with ErrFormat; a
-// non-empty directory without a marker fails with ErrNotStore.
+// non-empty directory without a marker fails with ErrNotStore. A store on
+// a server has no directory and no marker: its metadata keys alone record
+// backend and format.
+//
+// # Batched reads
+//
+// A reader that needs many keys at once calls GetMany: a store on a
+// server reads them in one round trip (it implements MultiGetter), a
+// local engine with one Get each, which costs it nothing more.
 //
 // # Concurrency
 //

@@ -18,12 +18,17 @@ type Hints struct {
 
 // HintsOf returns s's hints: with Pebble, batches just under 1 MiB (the
 // largest buffer Pebble recycles; it has no count bound) and 64 MiB of
-// spill memory; with Badger (and unknown backends), 2 MiB and 32,768
-// operations per batch (Badger refuses batches over a few MiB) and no
-// spill memory.
+// spill memory; with Postgres, 4 MiB and 65,536 operations (each batch is
+// one transaction and one round trip, so fewer, larger ones are cheaper)
+// and 64 MiB of spill memory (the engine keeps nothing in the process);
+// with Badger (and unknown backends), 2 MiB and 32,768 operations per
+// batch (Badger refuses batches over a few MiB) and no spill memory.
 func HintsOf(s Store) Hints {
-	if s.Backend() == Pebble {
+	switch s.Backend() {
+	case Pebble:
 		return Hints{BatchBytes: 1<<20 - 64<<10, BatchOps: 1 << 20, SpillBytes: 64 << 20}
+	case Postgres:
+		return Hints{BatchBytes: 4 << 20, BatchOps: 64 << 10, SpillBytes: 64 << 20}
 	}
 	return Hints{BatchBytes: 2 << 20, BatchOps: 32 << 10}
 }

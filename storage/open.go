@@ -34,9 +34,17 @@ const ReservedPrefix = 0x00
 // A failed Open leaves nothing open. The backend's engine must be linked
 // into the program (see Register), else Open fails with ErrNotLinked
 // before it touches dir.
+//
+// A dir that is a DSN (see IsDSN) names a store on a database server
+// instead of a directory: the Postgres backend, which must then be the
+// backend opts name, if any. It has no marker file; the metadata keys
+// alone record backend and format.
 func Open(dir string, opts *Options) (_ Store, err error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
+	}
+	if IsDSN(dir) && (opts == nil || !opts.InMemory) {
+		return openDSN(dir, opts)
 	}
 	if opts != nil && opts.InMemory {
 		o := opts.withDefaults("")
@@ -56,6 +64,9 @@ func Open(dir string, opts *Options) (_ Store, err error) {
 	if dir == "" {
 		return nil, errors.New("storage: open: empty directory name")
 	}
+	if opts != nil && opts.Backend == Postgres {
+		return nil, fmt.Errorf("storage: the %s backend opens a postgres:// DSN, not the directory %s", Postgres, dir)
+	}
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		return nil, fmt.Errorf("%w: %s is a file, not a store directory", ErrNotStore, dir)
 	}
@@ -71,6 +82,9 @@ func Open(dir string, opts *Options) (_ Store, err error) {
 		return nil, fmt.Errorf("%w: %s is an empty directory", ErrNotStore, dir)
 	}
 	o := opts.withDefaults(recorded)
+	if o.Backend == Postgres {
+		return nil, fmt.Errorf("%w: %s names the %s backend, which opens a postgres:// DSN, not a directory", ErrFormat, filepath.Join(dir, MarkerFile), Postgres)
+	}
 	if recorded != "" && o.Backend != recorded {
 		return nil, fmt.Errorf("%w: %s holds a %s store, asked to open it with %s", ErrBackendMismatch, dir, recorded, o.Backend)
 	}
@@ -113,9 +127,45 @@ func Open(dir string, opts *Options) (_ Store, err error) {
 	return s, nil
 }
 
+// IsDSN reports whether a store location is a PostgreSQL connection URL
+// (postgres:// or postgresql://) rather than a directory.
+func IsDSN(location string) bool {
+	return strings.HasPrefix(location, "postgres://") || strings.HasPrefix(location, "postgresql://")
+}
+
+// openDSN opens the store a DSN names.
+func openDSN(dsn string, opts *Options) (_ Store, err error) {
+	o := opts.withDefaults(Postgres)
+	if o.Backend != Postgres {
+		return nil, fmt.Errorf("%w: a DSN names a %s store, asked to open it with %s", ErrBackendMismatch, Postgres, o.Backend)
+	}
+	open, err := engine(Postgres)
+	if err != nil {
+		return nil, err
+	}
+	s, err := open(dsn, o)
+	if err != nil {
+		// The engine wraps ErrLocked itself; its errors never repeat the
+		// DSN, which may hold a password.
+		return nil, fmt.Errorf("storage: open %s store: %w", Postgres, err)
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, s.Close())
+		}
+	}()
+	if err := initMeta(s, Postgres); err != nil {
+		return nil, fmt.Errorf("storage: %s store: %w", Postgres, err)
+	}
+	return s, nil
+}
+
 // OpenFunc opens the engine of one backend in dir (or in memory when
-// o.InMemory is set) with o's defaults applied. Open has written or checked
-// the marker file before and records the metadata keys after.
+// o.InMemory is set, or on the server a DSN names for Postgres) with o's
+// defaults applied. Open has written or checked the marker file before
+// (directories only) and records the metadata keys after. An engine that
+// finds the store held by another writer returns an error wrapping
+// ErrLocked.
 type OpenFunc func(dir string, o Options) (Store, error)
 
 var (

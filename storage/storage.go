@@ -68,6 +68,10 @@ type Backend string
 const (
 	Pebble Backend = "pebble"
 	Badger Backend = "badger"
+	// Postgres keeps the store in a table of a PostgreSQL database (or a
+	// server that speaks its protocol, such as CockroachDB), opened by a
+	// DSN instead of a directory (see IsDSN and storage/postgres).
+	Postgres Backend = "postgres"
 )
 
 // FormatVersion is the storage format this build writes and reads.
@@ -228,10 +232,11 @@ func (o *Options) Validate() error {
 		return nil
 	}
 	var errs []error
-	switch o.Backend {
-	case "", Pebble, Badger:
-	default:
-		errs = append(errs, fmt.Errorf("storage: unknown backend %q (want %q or %q)", o.Backend, Pebble, Badger))
+	if _, err := ParseBackend(string(o.Backend)); err != nil {
+		errs = append(errs, err)
+	}
+	if o.InMemory && o.Backend == Postgres {
+		errs = append(errs, fmt.Errorf("storage: the %s backend has no in-memory mode", Postgres))
 	}
 	if o.ReadOnly && o.InMemory {
 		errs = append(errs, errors.New("storage: ReadOnly and InMemory exclude each other (an in-memory store starts empty)"))
@@ -245,12 +250,12 @@ func (o *Options) Validate() error {
 // ParseBackend turns a user-supplied name into a Backend.
 func ParseBackend(name string) (Backend, error) {
 	switch Backend(name) {
-	case Pebble, Badger:
+	case Pebble, Badger, Postgres:
 		return Backend(name), nil
 	case "":
 		return "", nil
 	}
-	return "", fmt.Errorf("storage: unknown backend %q (want %q or %q)", name, Pebble, Badger)
+	return "", fmt.Errorf("storage: unknown backend %q (want %q, %q or %q)", name, Pebble, Badger, Postgres)
 }
 
 // PrefixEnd returns the smallest key greater than every key with the given

@@ -138,6 +138,30 @@ func TestOpen_NotAStore(t *testing.T) {
 	}
 }
 
+// Ensure that the postgres backend is refused for a directory, by option
+// or by a marker naming it, before the directory is created or opened.
+func TestOpen_PostgresNeedsDSN(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	if _, err := storage.Open(dir, &storage.Options{Backend: storage.Postgres}); err == nil || !strings.Contains(err.Error(), "postgres://") {
+		t.Fatalf("got %v, want an error asking for a DSN", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("directory created: %v", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, storage.MarkerFile), []byte("fasd-store\nbackend=postgres\nformat=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := storage.Open(dir, nil); !errors.Is(err, storage.ErrFormat) {
+		t.Fatalf("marker naming postgres: %v, want ErrFormat", err)
+	}
+	if !storage.IsDSN("postgres://h/db") || !storage.IsDSN("postgresql://h/db") || storage.IsDSN("db/postgres://x") || storage.IsDSN("") {
+		t.Error("IsDSN")
+	}
+}
+
 // Ensure that invalid options are reported together.
 func TestOptions_Validate(t *testing.T) {
 	err := (&storage.Options{Backend: "rocks", CacheBytes: -1}).Validate()

@@ -4,8 +4,9 @@
 //   - the dependency direction between packages (cmd/fasd → {httpapi →
 //     query, runs}; query → {query/model, index → storage, fasd}; runs →
 //     {query/model, index, fasd}; fasd imports no other package of the
-//     module; storage imports nothing of the module; only storage/pebble and
-//     storage/badger import the engines, and only programs and tests import
+//     module; storage imports nothing of the module; only storage/pebble,
+//     storage/badger and storage/postgres import the engines (Pebble,
+//     Badger, pgx), and only programs and tests import
 //     them), per file, and transitively over the module's packages for the
 //     engine (no training code), the model seam and the training runs;
 //   - over the full dependency graph (go list -deps, third-party included):

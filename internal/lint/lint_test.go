@@ -82,10 +82,11 @@ var rules = []struct {
 }{
 	// The storage seam: interfaces, Open and the engine registry. It
 	// knows nothing above it and imports no engine.
-	{"storage", nil, []string{"storage/pebble", "storage/badger"}},
-	// The engines: the only importers of Pebble and Badger.
+	{"storage", nil, []string{"storage/pebble", "storage/badger", "storage/postgres"}},
+	// The engines: the only importers of Pebble, Badger and pgx.
 	{"storage/pebble", []string{"storage"}, nil},
 	{"storage/badger", []string{"storage"}, nil},
+	{"storage/postgres", []string{"storage"}, nil},
 	// fasd imports nothing of the module outside fasd/ (its subpackages
 	// are its own).
 	{"fasd", []string{"fasd/attr"}, nil},
@@ -161,7 +162,7 @@ func TestDependencyDirection(t *testing.T) {
 
 // backendPkgs are the storage engines: linked by the CLI and by tests,
 // never by a library package above the seam.
-var backendPkgs = []string{"storage/pebble", "storage/badger"}
+var backendPkgs = []string{"storage/pebble", "storage/badger", "storage/postgres"}
 
 // Ensure that no library package imports a storage engine: outside the
 // commands, the storage tree itself and test code (including the test
@@ -177,6 +178,30 @@ func TestBackendsLinkedOnlyByPrograms(t *testing.T) {
 			for _, b := range backendPkgs {
 				if path == module+"/"+b {
 					t.Errorf("%s imports %s: only programs (cmd/) and tests link a storage engine", f.path, b)
+				}
+			}
+		}
+	}
+}
+
+// engineModules maps each storage engine's third-party module to the one
+// package of this module that may import it.
+var engineModules = map[string]string{
+	"github.com/cockroachdb/pebble/v2": "storage/pebble",
+	"github.com/dgraph-io/badger/v4":   "storage/badger",
+	"github.com/jackc/pgx/v5":          "storage/postgres",
+}
+
+// Ensure that each engine's module (and its subpackages) is imported only
+// by that engine's package, test files included: everything else reaches
+// an engine through storage.Open.
+func TestEngineModulesImportedOnlyByTheirPackage(t *testing.T) {
+	for _, f := range parseAll(t) {
+		for _, imp := range f.file.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			for mod, pkg := range engineModules {
+				if (path == mod || strings.HasPrefix(path, mod+"/")) && f.dir != pkg {
+					t.Errorf("%s imports %s: only %s may", f.path, path, pkg)
 				}
 			}
 		}
@@ -255,7 +280,7 @@ func TestNoNetworkingBelowHTTPAPI(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	forbidden := []string{"net/http", "expvar", "github.com/cockroachdb/pebble/v2", "github.com/dgraph-io/badger/v4"}
+	forbidden := []string{"net/http", "expvar", "github.com/cockroachdb/pebble/v2", "github.com/dgraph-io/badger/v4", "github.com/jackc/pgx/v5"}
 	for _, b := range backendPkgs {
 		forbidden = append(forbidden, module+"/"+b)
 	}

@@ -17,12 +17,19 @@ import (
 	"github.com/fasd-db/fasd/storage"
 	_ "github.com/fasd-db/fasd/storage/badger" // the engines the tests open
 	_ "github.com/fasd-db/fasd/storage/pebble"
+	"github.com/fasd-db/fasd/storage/postgres"
+	"github.com/fasd-db/fasd/storage/storagetest"
 )
 
 // OpenMem opens an in-memory store of backend b ("" = the default) that is
-// closed when the test ends.
+// closed when the test ends. For storage.Postgres, which has no in-memory
+// mode, it opens a fresh table on the server storagetest.PostgresEnv
+// names (and skips t without one), dropped when the test ends.
 func OpenMem(t testing.TB, b storage.Backend) storage.Store {
 	t.Helper()
+	if b == storage.Postgres {
+		return OpenPostgres(t)
+	}
 	s, err := storage.Open("", &storage.Options{InMemory: true, NoSync: true, Backend: b})
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +56,25 @@ func OpenMemFaulty(t testing.TB, full *atomic.Bool) storage.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// OpenPostgres opens a store in a fresh table on the server
+// storagetest.PostgresEnv names, closed and dropped when the test ends; it
+// skips t when the variable is unset.
+func OpenPostgres(t testing.TB) storage.Store {
+	t.Helper()
+	dsn := storagetest.PostgresDSN(t)
+	s, err := storage.Open(dsn, &storage.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.Close()
+		if err := postgres.Drop(context.Background(), dsn); err != nil {
+			t.Errorf("drop the test table: %v", err)
+		}
+	})
 	return s
 }
 

@@ -35,6 +35,8 @@ func Run(t *testing.T, open Opener) {
 		{"ConcurrentReaders", testConcurrentReaders},
 		{"ManyKeys", testManyKeys},
 		{"OracleRandomOps", testOracle},
+		{"GetMany", testGetMany},
+		{"IterPages", testIterPages},
 		{"CloseIdempotent", testClose},
 	}
 	for _, tc := range tests {
@@ -513,5 +515,107 @@ func testClose(t *testing.T, s storage.Store) {
 	b := s.NewBatch()
 	if err := b.Commit(); !errors.Is(err, storage.ErrClosed) {
 		t.Errorf("Commit after Close: %v, want ErrClosed", err)
+	}
+}
+
+// Ensure that storage.GetMany (the store's own multi-get, or the loop of
+// Get) returns values in the order of the keys, nil for absent keys and a
+// non-nil empty slice for an empty value, on the store and on a snapshot.
+func testGetMany(t *testing.T, s storage.Store) {
+	put(t, s, "a", "1", "b", "", "c", "3")
+	snap, err := s.NewSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	put(t, s, "a", "new", "d", "4")
+	keys := [][]byte{[]byte("c"), []byte("zz"), []byte("a"), []byte("b"), []byte("a"), []byte("d")}
+	for _, tc := range []struct {
+		name string
+		r    storage.Reader
+		want []string // "<nil>" = absent
+	}{
+		{"store", s, []string{"3", "<nil>", "new", "", "new", "4"}},
+		{"snapshot", snap, []string{"3", "<nil>", "1", "", "1", "<nil>"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vals, err := storage.GetMany(tc.r, keys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(vals) != len(keys) {
+				t.Fatalf("%d values for %d keys", len(vals), len(keys))
+			}
+			for i, v := range vals {
+				got := string(v)
+				if v == nil {
+					got = "<nil>"
+				}
+				if got != tc.want[i] {
+					t.Errorf("key %q: got %q, want %q", keys[i], got, tc.want[i])
+				}
+			}
+			if len(vals) > 4 && len(vals[2]) > 0 {
+				vals[2][0] = 'X' // the values are the caller's: a repeat must not alias
+				if vals[4][0] == 'X' {
+					t.Error("values of a repeated key share memory")
+				}
+			}
+		})
+	}
+	if vals, err := storage.GetMany(s, nil); err != nil || len(vals) != 0 {
+		t.Errorf("no keys: %v, %v", vals, err)
+	}
+}
+
+// Ensure that iteration over more keys than an engine reads at once (the
+// Postgres engine reads pages of a few thousand rows) stays ordered and
+// complete, that SeekGE works forwards and backwards across pages, and that
+// an iterator on the store reads one state while batches commit.
+func testIterPages(t *testing.T, s storage.Store) {
+	const n = 20000
+	b := s.NewBatch()
+	for i := 0; i < n; i++ {
+		if err := b.Set([]byte(fmt.Sprintf("p/%06d", i)), []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	it, err := s.NewIter([]byte("p/"), []byte("p0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	i := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		if want := fmt.Sprintf("p/%06d", i); string(it.Key()) != want {
+			t.Fatalf("key %d = %q, want %q", i, it.Key(), want)
+		}
+		if i == 10 {
+			// A write after the iterator's first key: not seen.
+			put(t, s, "p/999999", "late")
+			d := s.NewBatch()
+			if err := errors.Join(d.Delete([]byte(fmt.Sprintf("p/%06d", n-1))), d.Commit()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		i++
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if i != n {
+		t.Fatalf("iterated %d keys, want %d (the iterator saw later batches)", i, n)
+	}
+	for _, k := range []int{15000, 3, 19998, 7000, 0} {
+		want := fmt.Sprintf("p/%06d", k)
+		if !it.SeekGE([]byte(want)) || string(it.Key()) != want {
+			t.Fatalf("SeekGE(%s): valid %v key %q", want, it.Valid(), keyOf(it))
+		}
+		if !it.Next() || string(it.Key()) != fmt.Sprintf("p/%06d", k+1) {
+			t.Fatalf("Next after SeekGE(%s): %q", want, keyOf(it))
+		}
 	}
 }

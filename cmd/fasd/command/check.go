@@ -15,7 +15,7 @@ type CheckOptions struct {
 
 // AddFlags registers the flags of fasd check.
 func (o *CheckOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.DB, "db", "", "store directory (required)")
+	fs.StringVar(&o.DB, "db", "", "store directory, or postgres:// DSN of a store on PostgreSQL (required)")
 }
 
 func newCheckCommand() *cobra.Command {

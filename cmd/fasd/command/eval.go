@@ -43,7 +43,7 @@ const evalLevel = 0.95
 
 // AddFlags registers the flags of fasd eval.
 func (o *EvalOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.DB, "db", "", "store directory (required)")
+	fs.StringVar(&o.DB, "db", "", "store directory, or postgres:// DSN of a store on PostgreSQL (required)")
 	o.Cfg.AddFlags(fs)
 	fs.IntVar(&o.Seeds, "seeds", 10, "number of runs (seeds first-seed, first-seed+1, …)")
 	fs.Uint64Var(&o.FirstSeed, "first-seed", 0, "seed of the first run")

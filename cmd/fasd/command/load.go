@@ -50,7 +50,7 @@ type LoadOptions struct {
 
 // AddFlags registers the flags of fasd load.
 func (o *LoadOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.DB, "db", "", "store directory (created if missing) (required)")
+	fs.StringVar(&o.DB, "db", "", "store directory (created if missing), or postgres:// DSN of a store on PostgreSQL (its table is created if missing) (required)")
 	fs.StringVar(&o.Backend, "backend", "", "storage engine of a new store: pebble (default) or badger")
 	fs.StringVar(&o.Preset, "preset", "", "dataset preset (published file names and conventions): "+strings.Join(dump.PresetNames(), ", "))
 	renameFlag(fs, "preset", "dataset", "published dataset (its file names and conventions): "+strings.Join(dump.PresetNames(), ", "))
@@ -330,7 +330,7 @@ func printLoadReport(cmd *cobra.Command, rep *index.LoadReport, o *LoadOptions, 
 		_, err := fmt.Fprintf(w, format, args...)
 		errs = append(errs, err)
 	}
-	pr("loaded %s (%s, %s) into %s (%s), version %d\n", src, rep.NodesFile, rep.EdgesFile, o.DB, b, rep.Version)
+	pr("loaded %s (%s, %s) into %s (%s), version %d\n", src, rep.NodesFile, rep.EdgesFile, displayDB(o.DB), b, rep.Version)
 	pr("nodes     %d (features %d)\n", rep.Nodes, rep.Features)
 	pr("edges     lines %d, kept %d undirected, duplicates %d, self-loops dropped %d, unknown endpoints %d\n",
 		e.Lines, e.Kept, e.Duplicates, e.SelfLoops, e.UnknownEndpoints)

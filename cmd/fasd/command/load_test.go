@@ -1,15 +1,20 @@
 package command
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/fasd-db/fasd/index"
+	"github.com/fasd-db/fasd/storage"
+	"github.com/fasd-db/fasd/storage/postgres"
+	"github.com/fasd-db/fasd/storage/storagetest"
 )
 
 // nbaDir is the shared NBA dump, relative to this package.
@@ -105,5 +110,59 @@ func TestLoad_ExitCodes(t *testing.T) {
 	out, err, _ := run(t, "check", "--db", db)
 	if err != nil || !strings.Contains(out, "ok: version 2") {
 		t.Errorf("check after replace: %q %v", out, err)
+	}
+}
+
+// Ensure that the commands that take --db DIR take a postgres:// DSN
+// (load, stats, check; the engine's commands share openEngine with the
+// same check), that a second load is refused and a second handle while the
+// store is open fails as locked, and that load does not print the DSN's
+// password (skipped without FASD_TEST_POSTGRES).
+func TestLoad_PostgresDSN(t *testing.T) {
+	u, err := url.Parse(storagetest.PostgresDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := u.String()
+	t.Cleanup(func() {
+		if err := postgres.Drop(context.Background(), db); err != nil {
+			t.Error(err)
+		}
+	})
+	dir := t.TempDir()
+	if _, err, _ := run(t, "gen", "--out", dir, "--nodes", "200", "--features", "4"); err != nil {
+		t.Fatal(err)
+	}
+	out, err, code := run(t, "load", "--db", db, "--preset", "synth", "--dir", dir)
+	if err != nil || code != ExitOK {
+		t.Fatalf("load: %v (exit %d)", err, code)
+	}
+	if !strings.Contains(out, "(postgres)") {
+		t.Errorf("load output:\n%s", out)
+	}
+	if pw, set := u.User.Password(); set && pw != "" && strings.Contains(out, pw) {
+		t.Errorf("load printed the DSN's password:\n%s", out)
+	}
+	out, err, _ = run(t, "stats", "--db", db, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st index.Stats
+	if err := json.Unmarshal([]byte(out), &st); err != nil || st.Nodes != 200 {
+		t.Fatalf("stats: %v, %d nodes in\n%s", err, st.Nodes, out)
+	}
+	if out, err, _ := run(t, "check", "--db", db); err != nil || !strings.Contains(out, "ok: version") {
+		t.Errorf("check: %q %v", out, err)
+	}
+	if _, err, code := run(t, "load", "--db", db, "--preset", "synth", "--dir", dir); code != ExitStoreState {
+		t.Errorf("second load: exit %d (%v), want %d", code, err, ExitStoreState)
+	}
+	s, err := storage.Open(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err, code := run(t, "stats", "--db", db); code != ExitStoreState || !strings.Contains(err.Error(), "locked") {
+		t.Errorf("stats while the store is open elsewhere: exit %d (%v), want %d, locked", code, err, ExitStoreState)
 	}
 }

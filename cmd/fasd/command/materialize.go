@@ -26,7 +26,7 @@ type EngineOptions struct {
 
 // AddFlags registers the shared flags.
 func (o *EngineOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.DB, "db", "", "store directory (required)")
+	fs.StringVar(&o.DB, "db", "", "store directory, or postgres:// DSN of a store on PostgreSQL (required)")
 	fs.IntVar(&o.Workers, "workers", 0, "goroutines computing subgraphs (0: one per CPU)")
 	fs.BoolVar(&o.JSON, "json", false, "print the result as JSON")
 }
@@ -40,7 +40,7 @@ func (o *EngineOptions) openEngine(name string, errOut io.Writer) (*query.Engine
 	if o.Workers < 0 {
 		return nil, nil, usagef("%s: --workers must not be negative", name)
 	}
-	if _, err := os.Stat(o.DB); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(o.DB); !storage.IsDSN(o.DB) && errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("%s: %w at %s", name, ErrNoStore, o.DB)
 	}
 	bars := &stageBars{w: errOut, bars: map[string]*progress.Bar{}}

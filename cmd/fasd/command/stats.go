@@ -21,7 +21,7 @@ type StatsOptions struct {
 
 // AddFlags registers the flags of fasd stats.
 func (o *StatsOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.DB, "db", "", "store directory (required)")
+	fs.StringVar(&o.DB, "db", "", "store directory, or postgres:// DSN of a store on PostgreSQL (required)")
 	fs.BoolVar(&o.JSON, "json", false, "print the statistics as JSON")
 }
 
@@ -40,7 +40,7 @@ func openGraphReadOnly(dir string) (storage.Store, *index.Graph, error) {
 }
 
 func openGraphWith(dir string, o *storage.Options) (storage.Store, *index.Graph, error) {
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(dir); !storage.IsDSN(dir) && errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("%w at %s", ErrNoStore, dir)
 	}
 	s, err := storage.Open(dir, storageOptions(o))

@@ -31,7 +31,7 @@ type SweepOptions struct {
 
 // AddFlags registers the flags of fasd sweep.
 func (o *SweepOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.DB, "db", "", "store directory (required)")
+	fs.StringVar(&o.DB, "db", "", "store directory, or postgres:// DSN of a store on PostgreSQL (required)")
 	o.Cfg.AddFlags(fs)
 	fs.Uint64Var(&o.Cfg.Seed, "seed", 0, "run seed (overrides the config)")
 	fs.IntSliceVar(&o.Steps, "steps", []int{1, 2, 3, 5, 8}, "N_steps values")

@@ -207,7 +207,7 @@ type TrainOptions struct {
 
 // AddFlags registers the flags of fasd train.
 func (o *TrainOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.DB, "db", "", "store directory (required)")
+	fs.StringVar(&o.DB, "db", "", "store directory, or postgres:// DSN of a store on PostgreSQL (required)")
 	o.Cfg.AddFlags(fs)
 	fs.Uint64Var(&o.Cfg.Seed, "seed", 0, "run seed (overrides the config)")
 	fs.StringSliceVar(&o.Variants, "variants", []string{string(pipeline.VariantFASD), string(pipeline.VariantNoDiffusion)}, "variants to evaluate: "+variantList(pipeline.Variants()))

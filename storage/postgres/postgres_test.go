@@ -1,0 +1,162 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/fasd-db/fasd/storage"
+	"github.com/fasd-db/fasd/storage/postgres"
+	"github.com/fasd-db/fasd/storage/storagetest"
+)
+
+// freshDSN returns the DSN of a new table, dropped when the test ends
+// (the test is skipped without a server: storagetest.PostgresDSN).
+func freshDSN(t *testing.T, params ...string) string {
+	t.Helper()
+	dsn := storagetest.PostgresDSN(t)
+	for i := 0; i+1 < len(params); i += 2 {
+		dsn += "&" + url.QueryEscape(params[i]) + "=" + url.QueryEscape(params[i+1])
+	}
+	t.Cleanup(func() {
+		if err := postgres.Drop(context.Background(), dsn); err != nil {
+			t.Errorf("drop: %v", err)
+		}
+	})
+	return dsn
+}
+
+func openT(t *testing.T, dsn string, o *storage.Options) storage.Store {
+	t.Helper()
+	s, err := storage.Open(dsn, o)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	return s
+}
+
+// Ensure that the engine passes the conformance suite, with either writer
+// lock and with asynchronous commit.
+func TestConformance(t *testing.T) {
+	storagetest.PostgresDSN(t) // skips without a server
+	for _, tc := range []struct {
+		name   string
+		params []string
+		o      *storage.Options
+	}{
+		{"advisory", nil, nil},
+		{"lease", []string{"fasd_lock", "lease"}, nil},
+		{"nosync", nil, &storage.Options{NoSync: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			storagetest.Run(t, func(t *testing.T) storage.Store {
+				return openT(t, freshDSN(t, tc.params...), tc.o)
+			})
+		})
+	}
+}
+
+// Ensure that a second handle on the same table is refused with ErrLocked
+// while the first is open, under either lock, that another table of the
+// same database opens meanwhile, and that the table reopens after Close
+// with its data and backend.
+func TestOpen_LockedReopen(t *testing.T) {
+	storagetest.PostgresDSN(t)
+	for _, lock := range []string{"advisory", "lease"} {
+		t.Run(lock, func(t *testing.T) {
+			dsn := freshDSN(t, "fasd_lock", lock)
+			s := openT(t, dsn, nil)
+			b := s.NewBatch()
+			if err := errors.Join(b.Set([]byte("k"), []byte("v")), b.Commit()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := storage.Open(dsn, nil); !errors.Is(err, storage.ErrLocked) {
+				t.Fatalf("second open: %v, want ErrLocked", err)
+			}
+			other := openT(t, freshDSN(t, "fasd_lock", lock), nil)
+			if err := other.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			s = openT(t, dsn, nil)
+			defer s.Close()
+			if s.Backend() != storage.Postgres {
+				t.Errorf("backend %s", s.Backend())
+			}
+			if v, err := s.Get([]byte("k")); err != nil || string(v) != "v" {
+				t.Fatalf("after reopen: %q, %v", v, err)
+			}
+		})
+	}
+}
+
+// Ensure that a handle whose writer lease was taken over cannot commit:
+// the check is in the commit's transaction, and nothing of the batch is
+// written.
+func TestLease_Fenced(t *testing.T) {
+	dsn := freshDSN(t, "fasd_lock", "lease")
+	s := openT(t, dsn, nil)
+	defer s.Close()
+	// s stalls past its lease; another handle takes the store over.
+	if err := postgres.ExpireLease(context.Background(), dsn); err != nil {
+		t.Fatal(err)
+	}
+	next := openT(t, dsn, nil)
+	defer next.Close()
+	b := s.NewBatch()
+	if err := b.Set([]byte("zombie"), []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(); !errors.Is(err, storage.ErrLocked) {
+		t.Fatalf("commit after losing the lease: %v, want ErrLocked", err)
+	}
+	if _, err := next.Get([]byte("zombie")); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("the fenced batch was written: %v", err)
+	}
+	b = next.NewBatch()
+	if err := errors.Join(b.Set([]byte("k"), []byte("v")), b.Commit()); err != nil {
+		t.Fatalf("the new holder cannot commit: %v", err)
+	}
+}
+
+// Ensure that storage.Open routes DSNs to the engine, refuses a DSN with
+// another backend, and that malformed engine parameters are refused
+// without a connection.
+func TestOpen_DSN(t *testing.T) {
+	for _, tc := range []struct {
+		name, dsn string
+		o         *storage.Options
+		want      string
+	}{
+		{"other backend", "postgres://127.0.0.1:1/x", &storage.Options{Backend: storage.Pebble}, "backend mismatch"},
+		{"bad table", "postgres://127.0.0.1:1/x?fasd_table=Bad-Name", nil, "fasd_table"},
+		{"bad schema", "postgres://127.0.0.1:1/x?fasd_table=a.b.c", nil, "fasd_table"},
+		{"bad lock", "postgresql://127.0.0.1:1/x?fasd_lock=flock", nil, "fasd_lock"},
+		{"in memory", "postgres://127.0.0.1:1/x", &storage.Options{Backend: storage.Postgres, InMemory: true}, "in-memory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := storage.Open(tc.dsn, tc.o)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error mentioning %q", err, tc.want)
+			}
+		})
+	}
+	if !storage.IsDSN("postgresql://h/db") || storage.IsDSN("/tmp/postgres://x") {
+		t.Error("IsDSN")
+	}
+}
+
+// Ensure that a password in the DSN never appears in an error.
+func TestOpen_ErrorsHidePassword(t *testing.T) {
+	_, err := storage.Open("postgres://u:s3cret@127.0.0.1:1/x?connect_timeout=1", nil)
+	if err == nil {
+		t.Fatal("open of a closed port succeeded")
+	}
+	if strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("error shows the password: %v", err)
+	}
+}
