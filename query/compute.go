@@ -155,8 +155,14 @@ func (e *Engine) readAhead(v *index.View, smp *fasd.Sampler, rs *roaring.Bitmap,
 	var sample fasd.Sample
 	g := missSampler{v: v, ahead: ra, missed: &missed}
 	for len(fetch) > 0 {
+		held := ra.Len()
 		if err := v.Prefetch(ra, fetch); err != nil {
 			return nil, err
+		}
+		if ra.Len() == held {
+			// Nothing new was read (ids out of range: a damaged graph):
+			// the samplers will meet and report the problem themselves.
+			break
 		}
 		fetch = fetch[:0]
 		next := pending[:0]
