@@ -84,6 +84,41 @@ func BenchmarkHandlerPrediction(b *testing.B) {
 	}
 }
 
+// BenchmarkPredictionFastPath justifies the fast path (fastpath.go): the
+// same GET /v1/nodes/{id}/prediction requests, behind the same guard,
+// through the handler with its fast path ("fast") and through the plain
+// http.ServeMux and its reflective JSON encoding ("mux"), no network.
+func BenchmarkPredictionFastPath(b *testing.B) {
+	e, paths := benchEngine(b)
+	s := newServer(e, nil)
+	for _, c := range []struct {
+		name string
+		h    http.Handler
+	}{
+		{"fast", newGuard(s, &s.o, &s.rej)},
+		{"mux", newGuard(s.mux, &s.o, &s.rej)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			reqs := make([]*http.Request, len(paths))
+			for i, p := range paths {
+				reqs[i] = httptest.NewRequest(http.MethodGet, p, nil)
+				reqs[i].Host = "127.0.0.1:8080"
+			}
+			w := &discardWriter{h: http.Header{}}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				clear(w.h)
+				w.code = 0
+				c.h.ServeHTTP(w, reqs[i%len(reqs)])
+				if w.code != 200 {
+					b.Fatalf("status %d", w.code)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkServePrediction: GET /v1/nodes/{id}/prediction through Serve
 // (the standard server with fasd serve's timeouts) on 127.0.0.1, from a
 // net/http client with 16 keep-alive connections in the same process;

@@ -82,6 +82,12 @@ type server struct {
 // every other request, including odd spellings of that path, goes through
 // an http.ServeMux.
 func NewHandler(e *query.Engine, opts *Options) http.Handler {
+	s := newServer(e, opts)
+	return newGuard(s, &s.o, &s.rej)
+}
+
+// newServer builds the routes of NewHandler, without the guard.
+func newServer(e *query.Engine, opts *Options) *server {
 	s := &server{e: e, o: opts.withDefaults(), routes: map[string]*routeStats{}, start: time.Now()}
 	mux := http.NewServeMux()
 	handle := func(pattern, name string, methods []string, h func(w http.ResponseWriter, r *http.Request) (any, error)) {
@@ -110,7 +116,7 @@ func NewHandler(e *query.Engine, opts *Options) http.Handler {
 	})
 	mux.HandleFunc("/metrics", s.metrics)
 	s.mux, s.pred = mux, s.routes["prediction"]
-	return newGuard(s, &s.o, &s.rej)
+	return s
 }
 
 // errorBody is the JSON body of every 4xx/5xx answer.
