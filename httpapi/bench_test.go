@@ -91,6 +91,11 @@ func BenchmarkHandlerPrediction(b *testing.B) {
 func BenchmarkPredictionFastPath(b *testing.B) {
 	e, paths := benchEngine(b)
 	s := newServer(e, nil)
+	for _, p := range paths { // warm the engine's caches for both variants
+		if _, err := e.PredictExternal(context.Background(), mustID(b, p)); err != nil {
+			b.Fatal(err)
+		}
+	}
 	for _, c := range []struct {
 		name string
 		h    http.Handler
@@ -117,6 +122,15 @@ func BenchmarkPredictionFastPath(b *testing.B) {
 			}
 		})
 	}
+}
+
+// mustID is the node id of a prediction path.
+func mustID(b *testing.B, path string) int64 {
+	id, ok := predictionPathID(path)
+	if !ok {
+		b.Fatalf("%s is not a prediction path", path)
+	}
+	return id
 }
 
 // BenchmarkServePrediction: GET /v1/nodes/{id}/prediction through Serve
