@@ -147,9 +147,14 @@ func DecodeEdgesRequest(r io.Reader, maxItems int) (*EdgesRequest, error) {
 
 // DecodeNodesRequest decodes a POST /v1/nodes body (query.DecodeUpdate
 // with nodes only) and checks it against the item limit and a graph of dim
-// features (query.ExternalUpdate.Validate).
+// features (query.ExternalUpdate.Validate). It is for a caller that
+// decodes without applying: the handler leaves the validation to
+// query.Engine.ApplyExternal, which always does it.
 func DecodeNodesRequest(r io.Reader, maxItems, dim int) (*NodesRequest, error) {
-	u, err := decodeUpdateRequest(r, "nodes", maxItems, dim)
+	u, err := decodeUpdateRequest(r, "nodes", maxItems)
+	if err == nil {
+		err = validate(u, dim)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +164,10 @@ func DecodeNodesRequest(r io.Reader, maxItems, dim int) (*NodesRequest, error) {
 // DecodeEditsRequest decodes a PATCH /v1/nodes body (query.DecodeUpdate
 // with edits only) and checks it like DecodeNodesRequest.
 func DecodeEditsRequest(r io.Reader, maxItems, dim int) (*EditsRequest, error) {
-	u, err := decodeUpdateRequest(r, "edits", maxItems, dim)
+	u, err := decodeUpdateRequest(r, "edits", maxItems)
+	if err == nil {
+		err = validate(u, dim)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -175,8 +183,8 @@ func units(u *query.ExternalUpdate) string {
 
 // decodeUpdateRequest decodes an update document holding only the list
 // named field (nodes or edits), with at most maxItems items (edges of new
-// nodes included), valid for a graph of dim features.
-func decodeUpdateRequest(r io.Reader, field string, maxItems, dim int) (*query.ExternalUpdate, error) {
+// nodes included). It does not validate the update (see validate).
+func decodeUpdateRequest(r io.Reader, field string, maxItems int) (*query.ExternalUpdate, error) {
 	u, err := query.DecodeUpdate(r)
 	if err != nil {
 		if berr := bodyError(err); berr != nil {
@@ -197,10 +205,16 @@ func decodeUpdateRequest(r io.Reader, field string, maxItems, dim int) (*query.E
 	if edges := edgesOfNodes(u); edges > maxItems {
 		return nil, &httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("nodes: %d edges, at most %d", edges, maxItems)}
 	}
-	if err := u.Validate(dim); err != nil {
-		return nil, &httpError{http.StatusBadRequest, err}
-	}
 	return u, nil
+}
+
+// validate checks u against a graph of dim features
+// (query.ExternalUpdate.Validate); its error is a 400.
+func validate(u *query.ExternalUpdate, dim int) error {
+	if err := u.Validate(dim); err != nil {
+		return &httpError{http.StatusBadRequest, err}
+	}
+	return nil
 }
 
 func edgesOfNodes(u *query.ExternalUpdate) int {
@@ -211,18 +225,29 @@ func edgesOfNodes(u *query.ExternalUpdate) int {
 	return n
 }
 
-// DecodeDeleteNodesRequest decodes and validates a DELETE /v1/nodes body.
+// DecodeDeleteNodesRequest decodes and validates a DELETE /v1/nodes body
+// (an id given twice is an error), like DecodeNodesRequest for a caller
+// that decodes without applying.
 func DecodeDeleteNodesRequest(r io.Reader, maxItems int) (*DeleteNodesRequest, error) {
+	req, err := decodeDeleteNodesRequest(r, maxItems)
+	if err == nil {
+		err = validate(&query.ExternalUpdate{Delete: req.IDs}, 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// decodeDeleteNodesRequest decodes a DELETE /v1/nodes body without
+// validating its ids.
+func decodeDeleteNodesRequest(r io.Reader, maxItems int) (*DeleteNodesRequest, error) {
 	var req DeleteNodesRequest
 	if err := decodeJSON(r, &req); err != nil {
 		return nil, err
 	}
 	if err := checkCount("ids", "id", len(req.IDs), maxItems); err != nil {
 		return nil, err
-	}
-	u := query.ExternalUpdate{Delete: req.IDs}
-	if err := u.Validate(0); err != nil {
-		return nil, &httpError{http.StatusBadRequest, err}
 	}
 	return &req, nil
 }

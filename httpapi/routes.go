@@ -234,30 +234,27 @@ func (s *server) edges(_ http.ResponseWriter, r *http.Request) (any, error) {
 	return s.e.EdgesExternal(r.Context(), req.Edges, r.Method == http.MethodPost)
 }
 
+// nodes adds (POST), edits (PATCH) or deletes (DELETE) nodes. The body is
+// decoded and counted here; ApplyExternal validates the update (a
+// query.ErrInvalid error is a 400, see statusOf).
 func (s *server) nodes(_ http.ResponseWriter, r *http.Request) (any, error) {
-	dim := len(s.e.Graph().Schema().Features)
-	var u query.ExternalUpdate
+	var u *query.ExternalUpdate
+	var err error
 	switch r.Method {
 	case http.MethodPost:
-		req, err := DecodeNodesRequest(r.Body, s.o.MaxItems, dim)
-		if err != nil {
-			return nil, err
-		}
-		u = query.ExternalUpdate{Nodes: req.Nodes, Clip: req.Clip, StoredUnits: req.Units == "stored"}
+		u, err = decodeUpdateRequest(r.Body, "nodes", s.o.MaxItems)
 	case http.MethodPatch:
-		req, err := DecodeEditsRequest(r.Body, s.o.MaxItems, dim)
-		if err != nil {
-			return nil, err
-		}
-		u = query.ExternalUpdate{Edits: req.Edits, Clip: req.Clip, StoredUnits: req.Units == "stored"}
+		u, err = decodeUpdateRequest(r.Body, "edits", s.o.MaxItems)
 	default:
-		req, err := DecodeDeleteNodesRequest(r.Body, s.o.MaxItems)
-		if err != nil {
-			return nil, err
+		var req *DeleteNodesRequest
+		if req, err = decodeDeleteNodesRequest(r.Body, s.o.MaxItems); err == nil {
+			u = &query.ExternalUpdate{Delete: req.IDs}
 		}
-		u = query.ExternalUpdate{Delete: req.IDs}
 	}
-	return s.e.ApplyExternal(r.Context(), u)
+	if err != nil {
+		return nil, err
+	}
+	return s.e.ApplyExternal(r.Context(), *u)
 }
 
 // node edits (PATCH) or deletes (DELETE) the node of the path.
