@@ -1,5 +1,14 @@
-// The prediction fast path: GET /v1/nodes/{id}/prediction answered
-// without the router and without reflection.
+// The prediction fast path: GET /v1/nodes/{id}/prediction, the most
+// frequent request, answered without the router and without reflection.
+//
+// Its gain over the plain mux (same requests, same guard, warm engine):
+//
+//	go test -run '^$' -bench FastPath -benchtime 20000x -count 6 ./httpapi/
+//
+//	fast: 440 B/op, 5 allocs/op;  mux: 904 B/op, 11 allocs/op
+//	time: fast ≈ 0.5-0.6 × mux (median 31 µs against 54 µs; best runs
+//	25 µs against 48 µs), 2 cores under a load average above 20, so the
+//	times are noisy; the allocations are not.
 
 package httpapi
 
