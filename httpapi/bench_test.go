@@ -84,6 +84,55 @@ func BenchmarkHandlerPrediction(b *testing.B) {
 	}
 }
 
+// BenchmarkPredictionFastPath justifies the fast path (fastpath.go): the
+// same GET /v1/nodes/{id}/prediction requests, behind the same guard,
+// through the handler with its fast path ("fast") and through the plain
+// http.ServeMux and its reflective JSON encoding ("mux"), no network.
+func BenchmarkPredictionFastPath(b *testing.B) {
+	e, paths := benchEngine(b)
+	s := newServer(e, nil)
+	for _, p := range paths { // warm the engine's caches for both variants
+		if _, err := e.PredictExternal(context.Background(), mustID(b, p)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		h    http.Handler
+	}{
+		{"fast", newGuard(s, &s.o, &s.rej)},
+		{"mux", newGuard(s.mux, &s.o, &s.rej)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			reqs := make([]*http.Request, len(paths))
+			for i, p := range paths {
+				reqs[i] = httptest.NewRequest(http.MethodGet, p, nil)
+				reqs[i].Host = "127.0.0.1:8080"
+			}
+			w := &discardWriter{h: http.Header{}}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				clear(w.h)
+				w.code = 0
+				c.h.ServeHTTP(w, reqs[i%len(reqs)])
+				if w.code != 200 {
+					b.Fatalf("status %d", w.code)
+				}
+			}
+		})
+	}
+}
+
+// mustID is the node id of a prediction path.
+func mustID(b *testing.B, path string) int64 {
+	id, ok := predictionPathID(path)
+	if !ok {
+		b.Fatalf("%s is not a prediction path", path)
+	}
+	return id
+}
+
 // BenchmarkServePrediction: GET /v1/nodes/{id}/prediction through Serve
 // (the standard server with fasd serve's timeouts) on 127.0.0.1, from a
 // net/http client with 16 keep-alive connections in the same process;

@@ -20,11 +20,29 @@
 //	GET    /healthz                    → status
 //	GET    /metrics                    Prometheus text format
 //
-// NewHandler is the API as an http.Handler, for embedding in a caller's
-// server; NewServer wraps it in an http.Server with read, write, header
-// and idle timeouts; Serve runs that server, at most Options.MaxConns
-// connections at once, until its context is done and shuts it down
-// (fasd serve).
+// # Mounting
+//
+// Serve runs the API on an address until its context is done, then shuts
+// it down gracefully (fasd serve):
+//
+//	err := httpapi.Serve(ctx, e, "127.0.0.1:8080", &httpapi.Options{Token: tok}, nil)
+//
+// NewServer returns the http.Server of Serve (the timeouts of Options set,
+// the address checked) for a caller that runs it; wrap its listener with
+// LimitListener to bound the connections.
+//
+// NewHandler is the API as an http.Handler, guard included, for a caller's
+// own server. Its paths are absolute (/v1/…, /healthz, /metrics): mount it
+// at the root, or under a prefix with http.StripPrefix:
+//
+//	mux.Handle("/fasd/", http.StripPrefix("/fasd", httpapi.NewHandler(e, &opts)))
+//
+// The caller then owns the timeouts and the connection limit, and checks
+// opts with Options.Validate first.
+//
+// Options configure all three (nil means DefaultOptions). The request
+// bodies have exported types and decoders (PredictRequest and
+// DecodePredictRequest, …) for clients and tests.
 //
 // # Security
 //

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -583,6 +584,21 @@ func TestServeHeaderTimeout(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != 200 || !strings.Contains(string(b), `"source":"view"`) {
 			t.Fatalf("prediction: %d %s", resp.StatusCode, b)
+		}
+	}
+}
+
+// TestStatusOfInvalid: an update refused by query's validation (which the
+// handler leaves to ApplyExternal) answers 400, wrapped or not.
+func TestStatusOfInvalid(t *testing.T) {
+	u := query.ExternalUpdate{Delete: []int64{7, 7}}
+	err := u.Validate(0)
+	if !errors.Is(err, query.ErrInvalid) {
+		t.Fatalf("Validate: %v, want query.ErrInvalid", err)
+	}
+	for _, e := range []error{err, fmt.Errorf("apply: %w", err)} {
+		if got := statusOf(e); got != http.StatusBadRequest {
+			t.Errorf("statusOf(%v) = %d, want 400", e, got)
 		}
 	}
 }
