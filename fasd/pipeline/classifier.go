@@ -76,8 +76,8 @@ type VariantResult struct {
 	Variant   Variant `json:"variant"`
 	BestEpoch int     `json:"best_epoch"`
 	ValAcc    Num     `json:"val_acc"`
-	// ValAUC is the validation ROC AUC of the selected epoch (with
-	// classifier.select = "auc"; null otherwise).
+	// ValAUC is the validation ROC AUC of the selected epoch (null when
+	// a validation class is empty).
 	ValAUC Num `json:"val_auc"`
 	// Val are the selected epoch's metrics on the validation nodes.
 	Val Metrics `json:"val"`
@@ -196,7 +196,7 @@ func (s *selector) observe(epoch int, p1 []float64) (float64, bool, error) {
 	}
 	s.res.Val = metricsOf(mv)
 	s.best = crit
-	s.res.BestEpoch, s.res.ValAcc, s.res.ValAUC, s.res.Test = epoch, Num(acc), Num(auc), metricsOf(m)
+	s.res.BestEpoch, s.res.ValAcc, s.res.ValAUC, s.res.Test = epoch, Num(acc), Num(mv.AUC), metricsOf(m)
 	return acc, true, nil
 }
 

@@ -55,8 +55,8 @@ type Models struct {
 	Guides []*nn.Param[float32]
 	// Threshold is the decision threshold on P(1) the run chose
 	// (classifier.decision, from training and validation labels only):
-	// class 1 iff P(1) > Threshold. Bundles written before it existed
-	// decode with 0.5.
+	// class 1 iff P(1) > Threshold. Zero (bundles written before it
+	// existed) means 0.5.
 	Threshold float64
 }
 
@@ -272,7 +272,6 @@ func UnmarshalModels(b []byte) (*Models, error) {
 		return nil, fmt.Errorf("%w: %w", ErrModels, err)
 	}
 	m.FeatureHash = hdr.FeatureHash
-	m.Threshold = 0.5
 	if t := hdr.Threshold; t != nil {
 		if !(*t > 0 && *t < 1) {
 			return nil, fmt.Errorf("%w: decision threshold %v, want in (0, 1)", ErrModels, *t)
