@@ -154,8 +154,8 @@ func Evaluate(pred, y, s []int8) (Metrics, error) {
 	}
 	m.Acc = ratio(correct, m.N)
 	if m.N > 0 {
-		m.F1 = f1Score(tp, fp, fn)
-		m.MacroF1 = (m.F1 + f1Score(tn, fn, fp)) / 2
+		m.F1 = F1Score(tp, fp, fn)
+		m.MacroF1 = (m.F1 + F1Score(tn, fn, fp)) / 2
 	} else {
 		m.F1, m.MacroF1 = math.NaN(), math.NaN()
 	}
@@ -183,9 +183,10 @@ func Evaluate(pred, y, s []int8) (Metrics, error) {
 	return m, nil
 }
 
-// f1Score is 2·tp / (2·tp + fp + fn), 0 when the class is neither
-// predicted nor present.
-func f1Score(tp, fp, fn int) float64 {
+// F1Score is the F1 score of one class from its true positives, false
+// positives and false negatives: 2·tp / (2·tp + fp + fn), 0 when the class
+// is neither predicted nor present.
+func F1Score(tp, fp, fn int) float64 {
 	if tp+fp+fn == 0 {
 		return 0
 	}

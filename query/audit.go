@@ -175,16 +175,10 @@ func metricsOf(eval, pos *roaring.Bitmap, scores map[uint32]float64, grp, lab [2
 	y1, y0 := roaring.And(eval, lab[1]), roaring.And(eval, lab[0])
 	tp, fp := pos.AndCardinality(y1), pos.AndCardinality(y0)
 	fn, tn := y1.GetCardinality()-tp, y0.GetCardinality()-fp
-	f1 := func(tp, fp, fn uint64) float64 {
-		if tp+fp+fn == 0 {
-			return 0
-		}
-		return 2 * float64(tp) / float64(2*tp+fp+fn)
-	}
 	m.F1, m.MacroF1 = math.NaN(), math.NaN()
 	if !eval.IsEmpty() {
-		m.F1 = f1(tp, fp, fn)
-		m.MacroF1 = (m.F1 + f1(tn, fn, fp)) / 2
+		m.F1 = fasd.F1Score(int(tp), int(fp), int(fn))
+		m.MacroF1 = (m.F1 + fasd.F1Score(int(tn), int(fn), int(fp))) / 2
 	}
 	sc := make([]float64, 0, eval.GetCardinality())
 	ys := make([]int8, 0, eval.GetCardinality())
