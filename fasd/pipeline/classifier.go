@@ -169,7 +169,7 @@ func (s *selector) observe(epoch int, p1 []float64) (float64, bool, error) {
 	}
 	acc := fasd.Accuracy(s.pred, s.yval)
 	s.res.ValCurve = append(s.res.ValCurve, Num(acc))
-	crit, auc := acc, math.NaN()
+	crit := acc
 	if s.ev.sel == SelectAUC {
 		if s.scores == nil {
 			s.scores = make([]float64, len(s.ev.val))
@@ -178,10 +178,12 @@ func (s *selector) observe(epoch int, p1 []float64) (float64, bool, error) {
 			s.scores[i] = p1[u]
 		}
 		var err error
-		if auc, err = fasd.AUC(s.scores, s.yval); err != nil {
+		if crit, err = fasd.AUC(s.scores, s.yval); err != nil {
 			return acc, false, err
 		}
-		crit = auc
+		if math.IsNaN(crit) { // one validation class only: no ranking to judge
+			crit = acc
+		}
 	}
 	if !(crit > s.best) {
 		return acc, false, nil
