@@ -74,7 +74,7 @@ crash: ## the long crash- and fault-injection suites on a crashtest build of fas
 	FASD_CRASH_BIN=$(abspath $(CRASH_BIN)) FASD_CRASH_KILLS=$(CRASH_KILLS) $(GO) test -tags crashtest -count=1 -v -timeout 60m -run 'TestCrashInjection$$' ./cmd/fasd/
 	FASD_CRASH_BIN=$(abspath $(CRASH_BIN)) FASD_FAULT_ALL=1 $(GO) test -tags crashtest -count=1 -v -timeout 90m -run 'TestFaultInjection$$' ./cmd/fasd/
 
-demo: build ## the main job end to end on a generated graph with removable bias: FASD vs w/o Diffusion over 5 seeds, then views, queries, an update (about 1.5 minutes)
+demo: build ## the main job end to end on a generated graph with removable bias: FASD and fasd_gcn vs w/o Diffusion, the GCN and the majority constant over 5 seeds, then views, queries, an update (about 2 minutes)
 	$(BIN) demo --dir $(DEMO_DIR)
 
 clean:
