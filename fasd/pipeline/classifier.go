@@ -95,6 +95,9 @@ type VariantResult struct {
 	// Probe is the fresh-probe score of the variant's training data; set
 	// when Options.Probe is on.
 	Probe *ProbeScore `json:"probe,omitempty"`
+	// Scores is P(1) per node (indexed by node id) at the selected epoch;
+	// set when Options.KeepScores is on.
+	Scores []float32 `json:"-"`
 }
 
 // evalData are the global arrays the evaluation reads.
@@ -107,6 +110,8 @@ type evalData struct {
 	thr float64
 	// sel is the model-selection criterion (classifier.select).
 	sel Select
+	// keep copies the selected epoch's P(1) into VariantResult.Scores.
+	keep bool
 }
 
 // newEvalData gathers the evaluation arrays and fixes the decision
@@ -199,6 +204,12 @@ func (s *selector) observe(epoch int, p1 []float64) (float64, bool, error) {
 	s.res.Val = metricsOf(mv)
 	s.best = crit
 	s.res.BestEpoch, s.res.ValAcc, s.res.ValAUC, s.res.Test = epoch, Num(acc), Num(mv.AUC), metricsOf(m)
+	if s.ev.keep {
+		s.res.Scores = s.res.Scores[:0]
+		for _, p := range p1 {
+			s.res.Scores = append(s.res.Scores, float32(p))
+		}
+	}
 	return acc, true, nil
 }
 

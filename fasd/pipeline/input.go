@@ -201,8 +201,12 @@ type Options struct {
 	// the retune variants, original for w/o Diffusion and the GCN) and
 	// scored on the test nodes. Each distinct data set costs one g_sen-sized
 	// training on the train- and validation-rooted subgraphs.
-	Probe     bool
-	Callbacks Callbacks
+	Probe bool
+	// KeepScores keeps every variant's P(1) per node at the selected
+	// epoch in VariantResult.Scores (for offline analysis of decision
+	// rules; N float32 per variant).
+	KeepScores bool
+	Callbacks  Callbacks
 	// Scratch, if set, creates temporary storage for the debiased features
 	// of each debiasing pass, which are then read from it (once per epoch
 	// of every stage that trains or evaluates on them) instead of being held

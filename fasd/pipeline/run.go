@@ -103,6 +103,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 	defer w.Close()
 	rep := &reporter{cb: opt.Callbacks, evals: opt.evals}
 	ev := newEvalData(&cfg, in, train, val, test)
+	ev.keep = opt.KeepScores
 	orig := originalView(sgs, in.D, in.Features)
 	sd := deriveSeeds(cfg.Seed)
 	d := in.D

@@ -32,6 +32,7 @@ type EvalOptions struct {
 	Probe      bool
 	PerSeed    bool
 	Spill      bool
+	Scores     string
 }
 
 // defaultReferences are the references of the paired differences when
@@ -53,6 +54,7 @@ func (o *EvalOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.References, "reference", nil, "variants to pair every other variant against (default no_diffusion,gcn, each when evaluated); a named reference must be evaluated")
 	fs.BoolVar(&o.Probe, "probe", true, "train a fresh sensitive-attribute probe per variant and report its test AUC (--probe=false skips it)")
 	addSpillFlag(fs, &o.Spill)
+	fs.StringVar(&o.Scores, "scores", "", "also write every variant's P(1) per node at its selected epoch, with the split, labels and groups, to this file (JSON lines; for studying decision rules offline)")
 	fs.BoolVar(&o.PerSeed, "per-seed", false, "also print the per-seed paired differences in the table")
 	fs.StringVar(&o.Retune, "retune", "", "extra debiasing settings evaluated on each run's trained score networks without retraining them:\n"+
 		"settings separated by ';', each a comma-separated list of debias.* assignments\n"+
@@ -349,6 +351,17 @@ func newEvalCommand() *cobra.Command {
 			for _, v := range report {
 				vals[v] = &evalValues{}
 			}
+			var scores *scoreWriter
+			if o.Scores != "" {
+				if scores, err = createScoreWriter(o.Scores); err != nil {
+					return err
+				}
+				defer func() {
+					if cerr := scores.close(); err == nil {
+						err = cerr
+					}
+				}()
+			}
 			for k := 0; k < o.Seeds; k++ {
 				c := cfg
 				c.Seed = o.FirstSeed + uint64(k)
@@ -359,7 +372,13 @@ func newEvalCommand() *cobra.Command {
 					return fmt.Errorf("eval seed %d: %w", c.Seed, err)
 				}
 				sp := &stageProgress{w: errOut}
-				popt := &pipeline.Options{Variants: variants, Retune: retune, Probe: o.Probe, Callbacks: sp.callbacks(), Scratch: scratchFor(o.Spill)}
+				popt := &pipeline.Options{Variants: variants, Retune: retune, Probe: o.Probe, Callbacks: sp.callbacks(), Scratch: scratchFor(o.Spill),
+					KeepScores: scores != nil}
+				if scores != nil {
+					if err := scores.seed(c.Seed, in); err != nil {
+						return err
+					}
+				}
 				if k == 0 {
 					est, err := pipeline.EstimateRun(cmd.Context(), c, in, popt)
 					if err != nil {
@@ -378,6 +397,11 @@ func newEvalCommand() *cobra.Command {
 					rep.Score = append(rep.Score, res.Score)
 				}
 				for _, vr := range res.Variants {
+					if scores != nil {
+						if err := scores.variant(c.Seed, &vr); err != nil {
+							return err
+						}
+					}
 					ev := vals[vr.Variant]
 					if ev == nil {
 						continue
