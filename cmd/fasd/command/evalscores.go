@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
+	"strconv"
 
 	"github.com/fasd-db/fasd/fasd"
 	"github.com/fasd-db/fasd/fasd/pipeline"
@@ -37,7 +39,28 @@ type scoreVariant struct {
 	Variant   string    `json:"variant"`
 	Threshold float64   `json:"threshold"`
 	BestEpoch int       `json:"best_epoch"`
-	P1        []float32 `json:"p1"`
+	P1        scoreList `json:"p1"`
+}
+
+// scoreList is P(1) per node; a node without a prediction (NaN: in no
+// subgraph) is written as null.
+type scoreList []float32
+
+// MarshalJSON implements json.Marshaler.
+func (l scoreList) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 12*len(l)+2)
+	b = append(b, '[')
+	for i, x := range l {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			b = append(b, "null"...)
+			continue
+		}
+		b = strconv.AppendFloat(b, float64(x), 'g', -1, 32)
+	}
+	return append(b, ']'), nil
 }
 
 func createScoreWriter(path string) (*scoreWriter, error) {
