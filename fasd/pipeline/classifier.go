@@ -97,7 +97,7 @@ type VariantResult struct {
 	Probe *ProbeScore `json:"probe,omitempty"`
 	// Scores is P(1) per node (indexed by node id) at the selected epoch;
 	// set when Options.KeepScores is on.
-	Scores []float32 `json:"-"`
+	Scores []float64 `json:"-"`
 }
 
 // evalData are the global arrays the evaluation reads.
@@ -106,8 +106,11 @@ type evalData struct {
 	labels    []int8
 	sens      []int8
 	val, test []uint32
-	// thr is the decision threshold on P(1) (decisionThreshold).
+	// thr is the decision threshold on P(1) of the prior rule (0.5 under
+	// DecisionHalf); the tuned rules start from it.
 	thr float64
+	// dec is the decision rule (classifier.decision).
+	dec Decision
 	// sel is the model-selection criterion (classifier.select).
 	sel Select
 	// keep copies the selected epoch's P(1) into VariantResult.Scores.
@@ -118,8 +121,8 @@ type evalData struct {
 // threshold of cfg's rule from the training and validation labels.
 func newEvalData(cfg *Config, in *Input, train, val, test []uint32) *evalData {
 	ev := &evalData{numNodes: in.NumNodes, labels: in.Labels, sens: in.Sens, val: val, test: test, thr: 0.5,
-		sel: Select(cfg.Classifier.Select)}
-	if Decision(cfg.Classifier.Decision) == DecisionPrior {
+		sel: Select(cfg.Classifier.Select), dec: Decision(cfg.Classifier.Decision)}
+	if ev.dec != DecisionHalf {
 		ev.thr = fasd.ShiftedPriorThreshold(positiveRate(in.Labels, train), len(train), positiveRate(in.Labels, val), len(val))
 	}
 	return ev
@@ -175,13 +178,13 @@ func (s *selector) observe(epoch int, p1 []float64) (float64, bool, error) {
 	acc := fasd.Accuracy(s.pred, s.yval)
 	s.res.ValCurve = append(s.res.ValCurve, Num(acc))
 	crit := acc
+	if s.scores == nil {
+		s.scores = make([]float64, len(s.ev.val))
+	}
+	for i, u := range s.ev.val {
+		s.scores[i] = p1[u]
+	}
 	if s.ev.sel == SelectAUC {
-		if s.scores == nil {
-			s.scores = make([]float64, len(s.ev.val))
-		}
-		for i, u := range s.ev.val {
-			s.scores[i] = p1[u]
-		}
 		var err error
 		if crit, err = fasd.AUC(s.scores, s.yval); err != nil {
 			return acc, false, err
@@ -193,24 +196,39 @@ func (s *selector) observe(epoch int, p1 []float64) (float64, bool, error) {
 	if !(crit > s.best) {
 		return acc, false, nil
 	}
-	m, err := fasd.EvaluateScores(p1, s.ev.thr, s.ev.labels, s.ev.sens, s.ev.test)
+	thr := s.threshold()
+	m, err := fasd.EvaluateScores(p1, thr, s.ev.labels, s.ev.sens, s.ev.test)
 	if err != nil {
 		return acc, false, err
 	}
-	mv, err := fasd.EvaluateScores(p1, s.ev.thr, s.ev.labels, s.ev.sens, s.ev.val)
+	mv, err := fasd.EvaluateScores(p1, thr, s.ev.labels, s.ev.sens, s.ev.val)
 	if err != nil {
 		return acc, false, err
 	}
 	s.res.Val = metricsOf(mv)
 	s.best = crit
-	s.res.BestEpoch, s.res.ValAcc, s.res.ValAUC, s.res.Test = epoch, Num(acc), Num(mv.AUC), metricsOf(m)
+	s.res.BestEpoch, s.res.ValAcc, s.res.ValAUC, s.res.Test = epoch, Num(mv.Acc), Num(mv.AUC), metricsOf(m)
+	s.res.Threshold = Num(thr)
 	if s.ev.keep {
 		s.res.Scores = s.res.Scores[:0]
 		for _, p := range p1 {
-			s.res.Scores = append(s.res.Scores, float32(p))
+			s.res.Scores = append(s.res.Scores, p)
 		}
 	}
 	return acc, true, nil
+}
+
+// threshold is the decision threshold for the validation scores in
+// s.scores: the prior rule's, or the one tuned on them (classifier.decision).
+// The epoch itself is chosen before, at the prior rule's threshold.
+func (s *selector) threshold() float64 {
+	switch s.ev.dec {
+	case DecisionPlatt:
+		return fasd.PlattThreshold(s.scores, s.yval, s.ev.thr)
+	case DecisionValAcc:
+		return fasd.AccuracyThreshold(s.scores, s.yval, s.ev.thr)
+	}
+	return s.ev.thr
 }
 
 // averaged computes P(1) per node from per-subgraph probabilities (§10).

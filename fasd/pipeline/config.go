@@ -169,7 +169,10 @@ type ClassifierConfig struct {
 	// the training labels and that of the validation labels (a shifted
 	// threshold, fasd.PriorThreshold), so a classifier trained on a
 	// class-balanced split is not biased against the majority class of
-	// the population it serves. No test label is read.
+	// the population it serves; "platt" recalibrates the selected epoch's
+	// scores on the validation nodes (Platt scaling) and predicts 1 iff
+	// the recalibrated P(1) > 0.5; "valacc" takes the threshold with the
+	// best validation accuracy. No test label is read.
 	Decision string `toml:"decision"`
 	// Select is the validation criterion that picks the epoch (and stops
 	// early) for f, the GCN baseline and the other full-graph variants:

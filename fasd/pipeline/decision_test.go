@@ -29,27 +29,25 @@ func imbalancedInput(t *testing.T) *Input {
 	return in
 }
 
-// Ensure that the prior-corrected threshold is a function of the training
-// and validation labels alone: rewriting every test label changes the test
-// metrics but neither the threshold nor anything selected on validation.
+// Ensure that every decision rule's threshold is a function of the
+// training and validation labels alone: rewriting every test label changes
+// the test metrics but neither the threshold nor anything selected on
+// validation. The prior rule's threshold is PriorThreshold's; the tuned
+// rules' are their fasd function applied to the kept validation scores.
 func TestDecision_ThresholdFromValidationOnly(t *testing.T) {
 	in := imbalancedInput(t)
-	cfg := fastConfig(t)
-	cfg.Classifier.Decision = string(DecisionPrior)
-	opt := &Options{Variants: []Variant{VariantGCN, VariantMLP, VariantMajority}}
-	r1, err := Run(context.Background(), cfg, in, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
 	_, train, val, _, err := in.validate()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fasd.PriorThreshold(positiveRate(in.Labels, train), positiveRate(in.Labels, val))
-	if math.Abs(want-0.5) < 0.1 {
-		t.Fatalf("test input too balanced: threshold %v", want)
+	prior := fasd.PriorThreshold(positiveRate(in.Labels, train), positiveRate(in.Labels, val))
+	if math.Abs(prior-0.5) < 0.1 {
+		t.Fatalf("test input too balanced: threshold %v", prior)
 	}
-
+	yval := make([]int8, len(val))
+	for i, u := range val {
+		yval[i] = in.Labels[u]
+	}
 	flipped := *in
 	flipped.Labels = slices.Clone(in.Labels)
 	for v, sp := range in.Split {
@@ -57,23 +55,58 @@ func TestDecision_ThresholdFromValidationOnly(t *testing.T) {
 			flipped.Labels[v] = 1 - flipped.Labels[v]
 		}
 	}
-	r2, err := Run(context.Background(), cfg, &flipped, opt)
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		dec  Decision
+		want func(vr *VariantResult) float64
+	}{
+		{DecisionPrior, func(*VariantResult) float64 { return prior }},
+		{DecisionPlatt, func(vr *VariantResult) float64 {
+			return fasd.PlattThreshold(valScores(vr, val), yval, prior)
+		}},
+		{DecisionValAcc, func(vr *VariantResult) float64 {
+			return fasd.AccuracyThreshold(valScores(vr, val), yval, prior)
+		}},
+	} {
+		t.Run(string(tc.dec), func(t *testing.T) {
+			cfg := fastConfig(t)
+			cfg.Classifier.Decision = string(tc.dec)
+			opt := &Options{Variants: []Variant{VariantGCN, VariantMLP, VariantMajority}, KeepScores: true}
+			r1, err := Run(context.Background(), cfg, in, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r2, err := Run(context.Background(), cfg, &flipped, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range r1.Variants {
+				a, b := &r1.Variants[i], &r2.Variants[i]
+				want := tc.want(a)
+				if a.Variant == VariantMajority {
+					want = prior // a constant keeps the prior rule
+				}
+				if float64(a.Threshold) != want || float64(b.Threshold) != want {
+					t.Errorf("%s: thresholds %v and %v, want %v from train and validation labels", a.Variant, a.Threshold, b.Threshold, want)
+				}
+				if a.BestEpoch != b.BestEpoch || a.ValAcc != b.ValAcc {
+					t.Errorf("%s: validation selection moved with the test labels: epoch %d/%d, val acc %v/%v",
+						a.Variant, a.BestEpoch, b.BestEpoch, a.ValAcc, b.ValAcc)
+				}
+				if math.Abs(float64(a.Test.Acc+b.Test.Acc)-1) > 1e-12 {
+					t.Errorf("%s: test accuracies %v and %v on complementary labels do not sum to 1", a.Variant, a.Test.Acc, b.Test.Acc)
+				}
+			}
+		})
 	}
-	for i, a := range r1.Variants {
-		b := r2.Variants[i]
-		if float64(a.Threshold) != want || float64(b.Threshold) != want {
-			t.Errorf("%s: thresholds %v and %v, want %v from train and validation labels", a.Variant, a.Threshold, b.Threshold, want)
-		}
-		if a.BestEpoch != b.BestEpoch || a.ValAcc != b.ValAcc {
-			t.Errorf("%s: validation selection moved with the test labels: epoch %d/%d, val acc %v/%v",
-				a.Variant, a.BestEpoch, b.BestEpoch, a.ValAcc, b.ValAcc)
-		}
-		if math.Abs(float64(a.Test.Acc+b.Test.Acc)-1) > 1e-12 {
-			t.Errorf("%s: test accuracies %v and %v on complementary labels do not sum to 1", a.Variant, a.Test.Acc, b.Test.Acc)
-		}
+}
+
+// valScores are the kept P(1) of the validation nodes.
+func valScores(vr *VariantResult, val []uint32) []float64 {
+	s := make([]float64, len(val))
+	for i, u := range val {
+		s[i] = vr.Scores[u]
 	}
+	return s
 }
 
 // Ensure that the rule "half" keeps the paper's 0.5 and that the default

@@ -35,6 +35,15 @@ const (
 	// (π_train, π_val): the training labels' positive rate corrected to the
 	// validation labels' when they differ beyond sampling noise.
 	DecisionPrior Decision = "prior"
+	// DecisionPlatt recalibrates the selected epoch's scores on the
+	// validation nodes (fasd.PlattThreshold, falling back to
+	// DecisionPrior's threshold) and predicts class 1 iff the recalibrated
+	// P(1) > ½.
+	DecisionPlatt Decision = "platt"
+	// DecisionValAcc takes the threshold with the best validation
+	// accuracy at the selected epoch (fasd.AccuracyThreshold; ties closest
+	// to DecisionPrior's threshold).
+	DecisionValAcc Decision = "valacc"
 )
 
 // Select is the value of classifier.select.
@@ -103,7 +112,7 @@ var enums = []struct {
 	{"debias.post", names(PostContinuous, PostClip01, PostBinarize)},
 	{"debias.reverse", fasd.Reverse(0).Names()},
 	{"debias.guide_net", names(GuideGSen, GuideLinear)},
-	{"classifier.decision", names(DecisionHalf, DecisionPrior)},
+	{"classifier.decision", names(DecisionHalf, DecisionPrior, DecisionPlatt, DecisionValAcc)},
 	{"classifier.select", names(SelectAcc, SelectAUC)},
 }
 

@@ -26,7 +26,11 @@ func majority(ev *evalData) (VariantResult, error) {
 	for i := range p1 {
 		p1[i] = c
 	}
-	sel := newSelector(ev, VariantMajority)
+	// A constant has no ranking to recalibrate: it keeps the prior rule's
+	// threshold whatever classifier.decision says.
+	fixed := *ev
+	fixed.dec = DecisionPrior
+	sel := newSelector(&fixed, VariantMajority)
 	if _, _, err := sel.observe(0, p1); err != nil {
 		return VariantResult{}, err
 	}

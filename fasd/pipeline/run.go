@@ -196,7 +196,6 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 		}
 		rep.end()
 
-		fasdModels.Threshold = ev.thr
 		if opt.wants(VariantFASD) {
 			rep.begin(StageClassifier, cfg.Classifier.Epochs)
 			f, vr, err := trainClassifier(ctx, &cfg, deb, d, w, ev, VariantFASD, sd.fInit, sd.fTrain, rep)
@@ -205,6 +204,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 			}
 			rep.end()
 			fasdModels.F = f
+			fasdModels.Threshold = float64(vr.Threshold)
 			res.Models = fasdModels
 			if vr.Probe, err = pr.score(ctx, rep, deb, string(VariantFASD)); err != nil {
 				return nil, err

@@ -91,7 +91,11 @@ func (s *scoreWriter) seed(seed uint64, in *pipeline.Input) error {
 }
 
 func (s *scoreWriter) variant(seed uint64, vr *pipeline.VariantResult) error {
-	line := scoreVariant{Seed: seed, Variant: string(vr.Variant), Threshold: float64(vr.Threshold), BestEpoch: vr.BestEpoch, P1: vr.Scores}
+	p1 := make(scoreList, len(vr.Scores))
+	for i, p := range vr.Scores {
+		p1[i] = float32(p)
+	}
+	line := scoreVariant{Seed: seed, Variant: string(vr.Variant), Threshold: float64(vr.Threshold), BestEpoch: vr.BestEpoch, P1: p1}
 	if err := s.enc.Encode(line); err != nil {
 		return fmt.Errorf("--scores %s: %w", s.path, err)
 	}
