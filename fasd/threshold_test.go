@@ -29,7 +29,7 @@ func TestPlattThreshold(t *testing.T) {
 	}{
 		{"calibrated", 1, 0, 0.5},
 		{"overconfident", 0.5, 0, 0.5},
-		{"shifted prior", 1, math.Log(0.7/0.3), PriorThreshold(0.5, 0.7)},
+		{"shifted prior", 1, math.Log(0.7 / 0.3), PriorThreshold(0.5, 0.7)},
 		{"shifted and sharp", 2, -1, 1 / (1 + math.Exp(-0.5))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
