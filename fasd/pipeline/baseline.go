@@ -188,17 +188,23 @@ func trainBaseline(ctx context.Context, cfg *Config, in *Input, train []uint32, 
 	if in.Graph == nil {
 		return VariantResult{}, fmt.Errorf("%w: the GCN baseline needs Input.Graph", ErrInput)
 	}
-	return trainFullGraph(ctx, cfg, in, in.Graph.Edges, in.Graph.X, train, ev, VariantGCN, seed, rep)
+	return trainFullGraph(ctx, cfg, in, in.Graph.Edges, in.Graph.X, ev.flipRows(in.Graph.X, in.D), train, ev, VariantGCN, seed, rep)
 }
 
 // trainFullGraph trains the baseline architecture on n = in.NumNodes nodes
 // with features x (n×D) and the given edges (none: Â = I, an MLP of the
 // same widths), and selects the epoch with the best validation accuracy.
-func trainFullGraph(ctx context.Context, cfg *Config, in *Input, edges [][2]uint32, x []float32, train []uint32, ev *evalData,
+// With xcf (x with the sensitive feature flipped) it also measures the
+// selected epoch's counterfactual share (VariantResult.Counterfactual).
+func trainFullGraph(ctx context.Context, cfg *Config, in *Input, edges [][2]uint32, x, xcf []float32, train []uint32, ev *evalData,
 	variant Variant, seed uint64, rep *reporter) (VariantResult, error) {
 	bc := cfg.Baseline
 	rng := fasd.NewRand(seed)
 	g, err := newSparseGCN(in.NumNodes, in.D, bc.Hidden, edges, x, rng)
+	if err != nil {
+		return VariantResult{}, err
+	}
+	cf, err := newFullGraphCF(in, bc.Hidden, edges, xcf)
 	if err != nil {
 		return VariantResult{}, err
 	}
@@ -222,6 +228,9 @@ func trainFullGraph(ctx context.Context, cfg *Config, in *Input, edges [][2]uint
 		acc, improved, err := sel.observe(ep, p1)
 		if err != nil {
 			return VariantResult{}, err
+		}
+		if improved && cf != nil {
+			sel.res.Counterfactual = Num(cf.share(g, p1, float64(sel.res.Threshold), ev.test))
 		}
 		rep.epoch(ep, loss, acc)
 		rep.progress(ep + 1)

@@ -95,6 +95,12 @@ type VariantResult struct {
 	// Probe is the fresh-probe score of the variant's training data; set
 	// when Options.Probe is on.
 	Probe *ProbeScore `json:"probe,omitempty"`
+	// Counterfactual is the share of test nodes whose predicted class
+	// changes when the sensitive attribute's feature column is flipped on
+	// every node (NIFTY's counterfactual fairness; see counterfactual.go);
+	// NaN (null) when Options.Counterfactual is off or no feature column
+	// encodes the sensitive attribute.
+	Counterfactual Num `json:"counterfactual"`
 	// Scores is P(1) per node (indexed by node id) at the selected epoch;
 	// set when Options.KeepScores is on.
 	Scores []float64 `json:"-"`
@@ -115,6 +121,18 @@ type evalData struct {
 	sel Select
 	// keep copies the selected epoch's P(1) into VariantResult.Scores.
 	keep bool
+	// flip is the sensitive feature column to flip for the counterfactual
+	// share (nil: not measured).
+	flip *sensFlip
+}
+
+// flipRows returns x with the sensitive feature flipped, or nil when the
+// counterfactual share is not measured.
+func (ev *evalData) flipRows(x []float32, d int) []float32 {
+	if ev.flip == nil {
+		return nil
+	}
+	return ev.flip.rows(x, d)
 }
 
 // newEvalData gathers the evaluation arrays and fixes the decision
@@ -156,7 +174,7 @@ type selector struct {
 }
 
 func newSelector(ev *evalData, v Variant) *selector {
-	s := &selector{ev: ev, best: math.Inf(-1), res: VariantResult{Variant: v, BestEpoch: -1, Threshold: Num(ev.thr)}}
+	s := &selector{ev: ev, best: math.Inf(-1), res: VariantResult{Variant: v, BestEpoch: -1, Threshold: Num(ev.thr), Counterfactual: Num(math.NaN())}}
 	s.p1 = make([]float64, ev.numNodes)
 	s.avg = make([]float64, 2*ev.numNodes)
 	s.counts = make([]int32, ev.numNodes)

@@ -206,7 +206,12 @@ type Options struct {
 	// epoch in VariantResult.Scores (for offline analysis of decision
 	// rules; N float32 per variant).
 	KeepScores bool
-	Callbacks  Callbacks
+	// Counterfactual measures every variant's counterfactual share
+	// (VariantResult.Counterfactual) when a feature column encodes the
+	// sensitive attribute; the debiasing variants debias the flipped
+	// features once more.
+	Counterfactual bool
+	Callbacks      Callbacks
 	// Scratch, if set, creates temporary storage for the debiased features
 	// of each debiasing pass, which are then read from it (once per epoch
 	// of every stage that trains or evaluates on them) instead of being held

@@ -35,6 +35,9 @@ func majority(ev *evalData) (VariantResult, error) {
 		return VariantResult{}, err
 	}
 	sel.res.ValCurve = nil
+	if ev.flip != nil {
+		sel.res.Counterfactual = 0 // a constant never changes
+	}
 	return sel.res, nil
 }
 
@@ -44,5 +47,5 @@ func trainMLP(ctx context.Context, cfg *Config, in *Input, train []uint32, ev *e
 	if in.Graph == nil {
 		return VariantResult{}, fmt.Errorf("%w: the MLP baseline needs Input.Graph (its features)", ErrInput)
 	}
-	return trainFullGraph(ctx, cfg, in, nil, in.Graph.X, train, ev, VariantMLP, seed, rep)
+	return trainFullGraph(ctx, cfg, in, nil, in.Graph.X, ev.flipRows(in.Graph.X, in.D), train, ev, VariantMLP, seed, rep)
 }

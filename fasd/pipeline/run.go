@@ -104,6 +104,15 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 	rep := &reporter{cb: opt.Callbacks, evals: opt.evals}
 	ev := newEvalData(&cfg, in, train, val, test)
 	ev.keep = opt.KeepScores
+	if opt.Counterfactual {
+		x := in.Features
+		if x == nil && in.Graph != nil {
+			x = in.Graph.X
+		}
+		if f, ok := findSensFeature(x, in.D, in.Sens); ok {
+			ev.flip = &f
+		}
+	}
 	orig := originalView(sgs, in.D, in.Features)
 	sd := deriveSeeds(cfg.Seed)
 	d := in.D
@@ -195,6 +204,15 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 			return nil, fmt.Errorf("debias: %w", err)
 		}
 		rep.end()
+		// The debiased flipped features, for the counterfactual shares of
+		// fasd and fasd_gcn (debiased silently: not a stage of its own).
+		var debCF *view
+		if ev.flip != nil && (opt.wants(VariantFASD) || opt.wants(VariantFASDGCN)) {
+			if debCF, err = debiasAll(ctx, fasdModels, ev.flip.view(orig), workers, opt.Scratch, &reporter{}); err != nil {
+				return nil, fmt.Errorf("debias for the counterfactual: %w", err)
+			}
+			defer func() { debCF.close() }() // on an error return; closed below otherwise
+		}
 
 		if opt.wants(VariantFASD) {
 			rep.begin(StageClassifier, cfg.Classifier.Epochs)
@@ -205,6 +223,13 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 			rep.end()
 			fasdModels.F = f
 			fasdModels.Threshold = float64(vr.Threshold)
+			if debCF != nil {
+				cf, err := subgraphCounterfactual(ctx, f, deb, debCF, d, workers, ev, float64(vr.Threshold))
+				if err != nil {
+					return nil, fmt.Errorf("counterfactual: %w", err)
+				}
+				vr.Counterfactual = Num(cf)
+			}
 			res.Models = fasdModels
 			if vr.Probe, err = pr.score(ctx, rep, deb, string(VariantFASD)); err != nil {
 				return nil, err
@@ -227,16 +252,29 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 				return nil, fmt.Errorf("%s: %w", VariantFASDGCN, err)
 			}
 			x0 := in.Graph.X
+			// The same features from the flipped input, for the
+			// counterfactual share.
+			var xmCF, x0CF []float32
+			if debCF != nil {
+				if xmCF, _, err = nodeMeanFeatures(ctx, debCF, in.NumNodes, ev.flip.rows(in.Graph.X, in.D)); err != nil {
+					return nil, fmt.Errorf("%s: %w", VariantFASDGCN, err)
+				}
+				x0CF = ev.flip.rows(x0, in.D)
+			}
 			if k := cfg.Classifier.Neutralize; k != 0 {
 				xm = neutralize(xm, in.D, in.Graph.Edges, in.Sens, k)
 				x0 = neutralize(x0, in.D, in.Graph.Edges, in.Sens, k)
+				if debCF != nil {
+					xmCF = neutralize(xmCF, in.D, in.Graph.Edges, in.Sens, k)
+					x0CF = neutralize(x0CF, in.D, in.Graph.Edges, in.Sens, k)
+				}
 			}
-			vr, err := trainFullGraph(ctx, &cfg, in, in.Graph.Edges, xm, train, ev, VariantFASDGCN, sd.baseline, rep)
+			vr, err := trainFullGraph(ctx, &cfg, in, in.Graph.Edges, xm, xmCF, train, ev, VariantFASDGCN, sd.baseline, rep)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", VariantFASDGCN, err)
 			}
 			if cfg.Classifier.Fallback {
-				vo, err := trainFullGraph(ctx, &cfg, in, in.Graph.Edges, x0, train, ev, VariantFASDGCN, sd.baseline, rep)
+				vo, err := trainFullGraph(ctx, &cfg, in, in.Graph.Edges, x0, x0CF, train, ev, VariantFASDGCN, sd.baseline, rep)
 				if err != nil {
 					return nil, fmt.Errorf("%s (original features): %w", VariantFASDGCN, err)
 				}
@@ -282,10 +320,10 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 			rep.end()
 			res.Diagnostics = dg
 		}
-		if err := deb.close(); err != nil {
+		if err := errors.Join(deb.close(), debCF.close()); err != nil {
 			return nil, fmt.Errorf("release the debiased features: %w", err)
 		}
-		deb = nil
+		deb, debCF = nil, nil
 	}
 
 	if opt.wants(VariantNoDiffusion) {
@@ -298,6 +336,13 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 			fasdModels.FBase = fb
 		}
 		rep.end()
+		if ev.flip != nil {
+			cf, err := subgraphCounterfactual(ctx, fb, orig, ev.flip.view(orig), d, workers, ev, float64(vr.Threshold))
+			if err != nil {
+				return nil, fmt.Errorf("w/o diffusion counterfactual: %w", err)
+			}
+			vr.Counterfactual = Num(cf)
+		}
 		if vr.Probe, err = pr.score(ctx, rep, orig, ProbeData); err != nil {
 			return nil, err
 		}
