@@ -33,6 +33,9 @@ type EvalOptions struct {
 	PerSeed    bool
 	Spill      bool
 	Scores     string
+	// Counterfactual measures NIFTY's counterfactual fairness where a
+	// feature encodes the sensitive attribute.
+	Counterfactual bool
 }
 
 // defaultReferences are the references of the paired differences when
@@ -52,6 +55,7 @@ func (o *EvalOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.JSON, "json", false, "print the report as JSON (schema in the help text)")
 	fs.StringSliceVar(&o.Variants, "variants", nil, "variants to evaluate instead of fasd,no_diffusion (or those of --ablations): "+variantList(pipeline.AllVariants()))
 	fs.StringSliceVar(&o.References, "reference", nil, "variants to pair every other variant against (default no_diffusion,gcn, each when evaluated); a named reference must be evaluated")
+	fs.BoolVar(&o.Counterfactual, "counterfactual", true, "where a feature column encodes the sensitive attribute, report the share of test predictions that change when it is flipped (--counterfactual=false skips it)")
 	fs.BoolVar(&o.Probe, "probe", true, "train a fresh sensitive-attribute probe per variant and report its test AUC (--probe=false skips it)")
 	addSpillFlag(fs, &o.Spill)
 	fs.StringVar(&o.Scores, "scores", "", "also write every variant's P(1) per node at its selected epoch, with the split, labels and groups, to this file (JSON lines; for studying decision rules offline)")
@@ -94,6 +98,8 @@ type EvalPaired struct {
 	DP        EvalDiff  `json:"dp"`
 	EO        EvalDiff  `json:"eo"`
 	ProbeAUC  *EvalDiff `json:"probe_auc,omitempty"`
+	// Counterfactual is present when the variants' are.
+	Counterfactual *EvalDiff `json:"counterfactual,omitempty"`
 }
 
 // EvalVariant are the metrics of one variant.
@@ -110,6 +116,11 @@ type EvalVariant struct {
 	// debiased subgraphs it was); both absent with --probe=false.
 	ProbeAUC  *EvalStat `json:"probe_auc,omitempty"`
 	ProbeData string    `json:"probe_data,omitempty"`
+	// Counterfactual is the share of test predictions (×100) that change
+	// when the feature encoding the sensitive attribute is flipped on
+	// every node (NIFTY); absent with --counterfactual=false or when no
+	// feature column encodes the attribute.
+	Counterfactual *EvalStat `json:"counterfactual,omitempty"`
 	// Val are the selected epochs' validation metrics per seed (×100,
 	// undefined -1): what a rule that picks a predictor without test
 	// labels can read.
@@ -181,6 +192,7 @@ const (
 	mDP
 	mEO
 	mProbe
+	mCF
 	nMetrics
 )
 
@@ -219,7 +231,21 @@ that corrects the training labels' positive rate to the validation labels'
 (0.5 unless they differ beyond sampling noise, p < 0.01), and the epoch
 kept is the one with the best
 validation ROC AUC; the paper presets keep 0.5 and validation accuracy.
-Neither reads a test label.
+Neither reads a test label. Two more thresholds tuned on the validation
+nodes at the selected epoch are options: classifier.decision = "platt"
+(logistic recalibration) and "valacc" (best validation accuracy).
+--scores FILE writes every variant's P(1) per node at its selected epoch
+(JSON lines: per seed the split, labels and groups, then one line per
+variant), so other decision rules can be studied without retraining.
+
+Counterfactual fairness (CF, on by default): where a feature column
+encodes the sensitive attribute (one value on every node of group 0,
+another on every node of group 1, as NIFTY's loaders keep it), the share
+of test predictions ×100 that change when that column is flipped on every
+node at once, the selected model and threshold unchanged; fasd and
+fasd_gcn debias the flipped features again (the group labels FASD's
+fairness terms read are not flipped). Absent when no column encodes the
+attribute; --counterfactual=false skips it.
 
 Paired differences: for each variant and reference (default no_diffusion
 and gcn, each when evaluated; --reference names others), the per-seed
@@ -253,13 +279,14 @@ JSON (--json): an object with
                 the population std; undefined values are -1
     probe_auc   {mean, std, per_seed}  fraction; absent with --probe=false
     probe_data  "original" or the variant whose debiased data the probe read
+    counterfactual {mean, std, per_seed}  ×100 (see above); absent when not measured
     val         {acc, auc, dp, eo}  per seed, the selected epoch's metrics
                 on the validation nodes (×100, undefined -1)
     fell_back   [bool]  fasd_gcn only: per seed, whether classifier.fallback
                 kept the model on the original features
     paired      [object], one per reference other than the variant itself:
       reference  the reference variant
-      acc, auc, f1, macro_f1, dp, eo, probe_auc  {n, mean, sd, lo, hi, p, per_seed}: per-seed
+      acc, auc, f1, macro_f1, dp, eo, probe_auc, counterfactual  {n, mean, sd, lo, hi, p, per_seed}: per-seed
                  differences variant − reference (units as above), n seeds
                  with both values defined, their mean, sample std (n − 1),
                  95 % t interval [lo, hi] and p-value; null where undefined
@@ -373,7 +400,7 @@ func newEvalCommand() *cobra.Command {
 				}
 				sp := &stageProgress{w: errOut}
 				popt := &pipeline.Options{Variants: variants, Retune: retune, Probe: o.Probe, Callbacks: sp.callbacks(), Scratch: scratchFor(o.Spill),
-					KeepScores: scores != nil}
+					KeepScores: scores != nil, Counterfactual: o.Counterfactual}
 				if scores != nil {
 					if err := scores.seed(c.Seed, in); err != nil {
 						return err
@@ -417,13 +444,16 @@ func newEvalCommand() *cobra.Command {
 					ev.val.EO = append(ev.val.EO, safe(100*float64(vm.EO)))
 					t := &vr.Test
 					for m, x := range [nMetrics]float64{100 * float64(t.Acc), 100 * float64(t.AUC), 100 * float64(t.F1), 100 * float64(t.MacroF1),
-						100 * float64(t.DP), 100 * float64(t.EO), auc} {
+						100 * float64(t.DP), 100 * float64(t.EO), auc, 100 * float64(vr.Counterfactual)} {
 						ev.v[m] = append(ev.v[m], x)
 					}
 					line := fmt.Sprintf("  %-14s acc %s auc %s f1 %s macro-f1 %s dp %s eo %s", vr.Variant, pct(t.Acc), pct(t.AUC), pct(t.F1),
 						pct(t.MacroF1), pct(t.DP), pct(t.EO))
 					if vr.Probe != nil {
 						line += " probe AUC " + frac(auc)
+					}
+					if !math.IsNaN(float64(vr.Counterfactual)) {
+						line += " cf " + pct(vr.Counterfactual)
 					}
 					if vr.Variant == pipeline.VariantFASDGCN {
 						ev.fellBack = append(ev.fellBack, vr.FellBack)
@@ -485,6 +515,10 @@ func evalReferences(named []string, explicit bool, report []pipeline.Variant) ([
 // pairs each against every reference but itself.
 func evalVariants(report []pipeline.Variant, vals map[pipeline.Variant]*evalValues, refs []string, probe bool) []EvalVariant {
 	var out []EvalVariant
+	cf := false // some variant has a counterfactual share
+	for _, v := range report {
+		cf = cf || slices.ContainsFunc(vals[v].v[mCF], func(x float64) bool { return !math.IsNaN(x) })
+	}
 	for _, v := range report {
 		a := vals[v]
 		ev := EvalVariant{Name: string(v), Acc: stat(a.v[mAcc]), AUC: stat(a.v[mAUC]), F1: stat(a.v[mF1]), MacroF1: stat(a.v[mMacroF1]),
@@ -497,6 +531,10 @@ func evalVariants(report []pipeline.Variant, vals map[pipeline.Variant]*evalValu
 			s := stat(a.v[mProbe])
 			ev.ProbeAUC, ev.ProbeData = &s, a.probeData
 		}
+		if cf {
+			s := stat(a.v[mCF])
+			ev.Counterfactual = &s
+		}
 		for _, r := range refs {
 			if r == string(v) {
 				continue
@@ -507,6 +545,10 @@ func evalVariants(report []pipeline.Variant, vals map[pipeline.Variant]*evalValu
 			if probe {
 				d := diff(a.v[mProbe], b.v[mProbe])
 				p.ProbeAUC = &d
+			}
+			if cf {
+				d := diff(a.v[mCF], b.v[mCF])
+				p.Counterfactual = &d
 			}
 			ev.Paired = append(ev.Paired, p)
 		}
@@ -525,6 +567,7 @@ func frac(x float64) string {
 
 func printEvalTable(w io.Writer, r *EvalReport, perSeed bool) {
 	probe := len(r.Variants) > 0 && r.Variants[0].ProbeAUC != nil
+	cf := len(r.Variants) > 0 && r.Variants[0].Counterfactual != nil
 	seeds := make([]string, len(r.Seeds))
 	for i, s := range r.Seeds {
 		seeds[i] = fmt.Sprint(s)
@@ -542,12 +585,18 @@ func printEvalTable(w io.Writer, r *EvalReport, perSeed bool) {
 	}
 	ms := func(s EvalStat) string { return fmt.Sprintf("%.2f (%.2f)", s.Mean, s.Std) }
 	fmt.Fprintf(w, "%-*s  %-14s %-14s %-14s %-14s %-14s %-14s", width, "variant", "Acc", "AUC", "F1", "macro-F1", "ΔDP", "ΔEO")
+	if cf {
+		fmt.Fprintf(w, " %-14s", "CF")
+	}
 	if probe {
 		fmt.Fprintf(w, " %s", "probe AUC")
 	}
 	fmt.Fprintln(w)
 	for _, v := range r.Variants {
 		fmt.Fprintf(w, "%-*s  %-14s %-14s %-14s %-14s %-14s %-14s", width, v.Name, ms(v.Acc), ms(v.AUC), ms(v.F1), ms(v.MacroF1), ms(v.DP), ms(v.EO))
+		if cf {
+			fmt.Fprintf(w, " %-14s", ms(*v.Counterfactual))
+		}
 		if probe {
 			fmt.Fprintf(w, " %s (%s)", frac(v.ProbeAUC.Mean), frac(v.ProbeAUC.Std))
 			if v.ProbeData == pipeline.ProbeData {
@@ -586,6 +635,9 @@ func printEvalTable(w io.Writer, r *EvalReport, perSeed bool) {
 		fmt.Fprintf(w, "\npaired differences vs %s: variant − %s, mean [%.0f %% CI] over seeds (Student t); * = CI excludes 0\n",
 			ref, ref, 100*r.Level)
 		fmt.Fprintf(w, "%-*s  %-24s %-24s %-24s %-24s %-24s", width, "variant", "Acc", "AUC", "macro-F1", "ΔDP", "ΔEO")
+		if cf {
+			fmt.Fprintf(w, " %-24s", "CF")
+		}
 		if probe {
 			fmt.Fprintf(w, " %s", "probe AUC")
 		}
@@ -596,6 +648,9 @@ func printEvalTable(w io.Writer, r *EvalReport, perSeed bool) {
 					continue
 				}
 				fmt.Fprintf(w, "%-*s  %-24s %-24s %-24s %-24s %-24s", width, v.Name, ci(p.Acc, f2), ci(p.AUC, f2), ci(p.MacroF1, f2), ci(p.DP, f2), ci(p.EO, f2))
+				if cf && p.Counterfactual != nil {
+					fmt.Fprintf(w, " %-24s", ci(*p.Counterfactual, f2))
+				}
 				if probe && p.ProbeAUC != nil {
 					fmt.Fprintf(w, " %s", ci(*p.ProbeAUC, f3))
 				}
@@ -638,6 +693,9 @@ func printEvalTable(w io.Writer, r *EvalReport, perSeed bool) {
 	block("macro-F1", func(v EvalVariant) ([]float64, bool) { return v.MacroF1.PerSeed, true }, "%7.2f", false)
 	block("ΔDP", func(v EvalVariant) ([]float64, bool) { return v.DP.PerSeed, true }, "%7.2f", false)
 	block("ΔEO", func(v EvalVariant) ([]float64, bool) { return v.EO.PerSeed, true }, "%7.2f", false)
+	if cf {
+		block("CF (counterfactual share)", func(v EvalVariant) ([]float64, bool) { return v.Counterfactual.PerSeed, true }, "%7.2f", false)
+	}
 	if probe {
 		block("probe AUC", func(v EvalVariant) ([]float64, bool) { return v.ProbeAUC.PerSeed, true }, "%7.3f", false)
 	}
