@@ -117,6 +117,8 @@ type evalData struct {
 	thr float64
 	// dec is the decision rule (classifier.decision).
 	dec Decision
+	// root predicts a root from its own subgraph (ReadoutRoot).
+	root bool
 	// sel is the model-selection criterion (classifier.select).
 	sel Select
 	// keep copies the selected epoch's P(1) into VariantResult.Scores.
@@ -139,7 +141,8 @@ func (ev *evalData) flipRows(x []float32, d int) []float32 {
 // threshold of cfg's rule from the training and validation labels.
 func newEvalData(cfg *Config, in *Input, train, val, test []uint32) *evalData {
 	ev := &evalData{numNodes: in.NumNodes, labels: in.Labels, sens: in.Sens, val: val, test: test, thr: 0.5,
-		sel: Select(cfg.Classifier.Select), dec: Decision(cfg.Classifier.Decision)}
+		sel: Select(cfg.Classifier.Select), dec: Decision(cfg.Classifier.Decision),
+		root: Readout(cfg.Classifier.Readout) == ReadoutRoot}
 	if ev.dec != DecisionHalf {
 		ev.thr = fasd.ShiftedPriorThreshold(positiveRate(in.Labels, train), len(train), positiveRate(in.Labels, val), len(val))
 	}
@@ -261,6 +264,11 @@ func (s *selector) averaged(v *view, probs [][]float32) ([]float64, error) {
 	for u := range s.p1 {
 		s.p1[u] = s.avg[2*u+1]
 	}
+	if s.ev.root {
+		for i, p := range probs {
+			s.p1[v.sgs[i].Root()] = float64(p[1])
+		}
+	}
 	return s.p1, nil
 }
 
@@ -317,6 +325,7 @@ func trainClassifier(ctx context.Context, cfg *Config, v *view, d int, w *nn.Wor
 	}
 	best, _ := nn.NewGCNNet[float32](arch, fasd.NewRand(initSeed))
 	t := newNetTrainer(net, kindClass, v, d, w.N())
+	t.rootOnly = ev.root
 	fc := cfg.Classifier
 	opt := nn.NewAdam(net.Params(), nn.AdamConfig{LR: fc.LR, WeightDecay: fc.WeightDecay})
 	sel := newSelector(ev, variant)

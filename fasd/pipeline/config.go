@@ -193,6 +193,12 @@ type ClassifierConfig struct {
 	// without its learned part; 0 = off): nodes whose neighbourhood is
 	// one group alone no longer look only like that group.
 	Neutralize float64 `toml:"neutralize"`
+	// Readout is where f's loss and a node's prediction come from:
+	// "mean" (the paper: every occurrence of a training node, averaged
+	// over the subgraphs containing a node) or "root" (ShaDow-GNN: the
+	// roots alone, a root predicted from its own subgraph; evaluation
+	// only, the query engine serves the average).
+	Readout string `toml:"readout"`
 }
 
 // SampleOptions returns the subgraph sampler options of the config (§2).
@@ -315,8 +321,9 @@ func Preset(name string) (Config, error) {
 			SNRX: 0.05, SNRA: 0.05, ScaleEps: 1.0, Tau: 0.5, Post: PostContinuous,
 			Reverse: "sde", GuideSteps: 3, GuideTol: 0.05, GuideNet: GuideGSen, GuideRounds: 1,
 		},
-		Classifier: ClassifierConfig{Epochs: 500, LR: 1e-3, WeightDecay: 1e-4, Batch: 64, Dropout: 0.3, Hidden: 64, Decision: string(DecisionHalf), Select: string(SelectAcc)},
-		Baseline:   TrainConfig{Epochs: 500, LR: 1e-3, WeightDecay: 1e-4, Dropout: 0.3, Hidden: 64},
+		Classifier: ClassifierConfig{Epochs: 500, LR: 1e-3, WeightDecay: 1e-4, Batch: 64, Dropout: 0.3, Hidden: 64, Decision: string(DecisionHalf), Select: string(SelectAcc),
+			Readout: string(ReadoutMean)},
+		Baseline: TrainConfig{Epochs: 500, LR: 1e-3, WeightDecay: 1e-4, Dropout: 0.3, Hidden: 64},
 	}
 	for _, p := range presets {
 		if p.name == name {

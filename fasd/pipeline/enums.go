@@ -56,6 +56,21 @@ const (
 	SelectAUC Select = "auc"
 )
 
+// Readout is the value of classifier.readout: where f's loss and its
+// prediction for a node come from.
+type Readout string
+
+const (
+	// ReadoutMean trains f on every occurrence of a training node and
+	// predicts a node by averaging over the subgraphs containing it (§10).
+	ReadoutMean Readout = "mean"
+	// ReadoutRoot trains f on the roots alone and predicts a root from its
+	// own subgraph's root output (ShaDow-GNN's readout); nodes that root
+	// no subgraph keep the average. Evaluation only: the query engine
+	// serves the average.
+	ReadoutRoot Readout = "root"
+)
+
 // GuideNet is the value of debias.guide_net: what guidance pushes to
 // chance.
 type GuideNet string
@@ -114,6 +129,7 @@ var enums = []struct {
 	{"debias.guide_net", names(GuideGSen, GuideLinear)},
 	{"classifier.decision", names(DecisionHalf, DecisionPrior, DecisionPlatt, DecisionValAcc)},
 	{"classifier.select", names(SelectAcc, SelectAUC)},
+	{"classifier.readout", names(ReadoutMean, ReadoutRoot)},
 }
 
 func names[T ~string](vs ...T) []string {

@@ -103,6 +103,7 @@ const (
 type netTrainer struct {
 	net        *nn.GCNNet[float32]
 	kind       netKind
+	rootOnly   bool // kindClass: the loss reads the roots alone (ReadoutRoot)
 	trainScope bool // kindSens: only train-split nodes carry s labels
 	patience   int  // early-stopping patience, for the time estimate
 	v          *view
@@ -130,7 +131,7 @@ func newNetTrainer(net *nn.GCNNet[float32], kind netKind, v *view, d, workers in
 // weightOf says whether local node u of subgraph g contributes to the loss.
 func (t *netTrainer) weightOf(g *fasd.Subgraph, u int) bool {
 	if t.kind == kindClass {
-		return g.Split[u] == fasd.SplitTrain && g.Y[u] >= 0
+		return g.Split[u] == fasd.SplitTrain && g.Y[u] >= 0 && (u == 0 || !t.rootOnly)
 	}
 	return g.S[u] >= 0 && (!t.trainScope || g.Split[u] == fasd.SplitTrain)
 }
