@@ -122,6 +122,10 @@ func Train(ctx context.Context, g *index.Graph, cfg pipeline.Config, opt *TrainO
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, err
 	}
+	if !opt.NoSave && pipeline.Readout(cfg.Classifier.Readout) == pipeline.ReadoutRoot {
+		return nil, nil, fmt.Errorf("%w: classifier.readout = %q is for fasd eval only: the query engine serves predictions averaged over subgraphs, so models trained for a root readout would be served with another rule",
+			pipeline.ErrConfig, pipeline.ReadoutRoot)
+	}
 	variants := opt.Variants
 	if len(variants) == 0 {
 		variants = []pipeline.Variant{pipeline.VariantFASD, pipeline.VariantNoDiffusion}

@@ -174,3 +174,16 @@ func applyE2E(cfg *pipeline.Config) {
 		cfg.Diffusion.LambdaX, cfg.Diffusion.LambdaA = v, v
 	}
 }
+
+// Ensure that models trained for a root readout are never saved: the
+// query engine would serve them with the average.
+func TestTrain_RootReadoutNotServed(t *testing.T) {
+	sc := synth.Small()
+	sc.Nodes = 100
+	_, g := synthGraph(t, sc, "pokec")
+	cfg := e2eConfig(t, 1)
+	cfg.Classifier.Readout = string(pipeline.ReadoutRoot)
+	if _, _, err := Train(context.Background(), g, cfg, nil); !errors.Is(err, pipeline.ErrConfig) {
+		t.Fatalf("Train with classifier.readout = root: %v, want ErrConfig", err)
+	}
+}
