@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/fasd-db/fasd/fasd"
 	"github.com/fasd-db/fasd/fasd/autodiff"
@@ -13,22 +14,35 @@ import (
 )
 
 // sparseGCN is the plain full-graph baseline: a 2-layer GCN
-// Z = Â·(dropout(ReLU(Â·X·W1 + b1))·W2) + b2 with Â = D^{-1/2}(A + I)D^{-1/2}
+// Z = Â·(dropout(ReLU((Â·X)·W1 + b1))·W2) + b2 with Â = D^{-1/2}(A + I)D^{-1/2}
 // in CSR form, so it scales to Pokec-sized graphs. Its backward pass is
 // written out by hand (Â is symmetric, so Âᵀ = Â).
+//
+// Â·X·W1 is computed as (Â·X)·W1 with Â·X formed once (it does not change
+// between epochs, and D < h): the first layer then needs no sparse product
+// at all, forward or backward (d W1 = (Â·X)ᵀ·dP1), and the epoch's three
+// sparse products have width 2. Row-wise passes run on g.workers
+// goroutines over fixed blocks of rows; every output row is computed by
+// one goroutine in the same order whatever the worker count, and the
+// reductions over rows (the weight gradients) run on one goroutine, so the
+// result does not depend on the worker count.
 type sparseGCN struct {
 	n, d, h int
+	workers int
 	rowPtr  []int32
 	col     []uint32
 	val     []float32
-	x       []float32
+	ax      []float32 // Â·X, n×d
 	w1, b1  *autodiff.Param[float32]
 	w2, b2  *autodiff.Param[float32]
 	// forward intermediates
-	xw1, p1, h1, drop, h1w2, z []float32
-	// backward scratch
-	dz, dq, dh1, dp1 []float32
+	p1, h1, drop, h1w2, z []float32
+	// backward scratch; part holds each block's weight gradients
+	dz, dq, dh1, part []float32
 }
+
+// gcnBlock is the number of rows of one parallel block.
+const gcnBlock = 512
 
 func newSparseGCN(n, d, h int, edges [][2]uint32, x []float32, rng *rand.Rand) (*sparseGCN, error) {
 	if len(x) != n*d {
@@ -44,7 +58,7 @@ func newSparseGCN(n, d, h int, edges [][2]uint32, x []float32, rng *rand.Rand) (
 			deg[e[1]]++
 		}
 	}
-	g := &sparseGCN{n: n, d: d, h: h, x: x, rowPtr: make([]int32, n+1)}
+	g := &sparseGCN{n: n, d: d, h: h, workers: 1, rowPtr: make([]int32, n+1)}
 	for v := 0; v < n; v++ {
 		g.rowPtr[v+1] = g.rowPtr[v] + deg[v] + 1
 	}
@@ -81,9 +95,14 @@ func newSparseGCN(n, d, h int, edges [][2]uint32, x []float32, rng *rand.Rand) (
 	g.w2, g.b2 = autodiff.NewParam[float32]("gcn.w2", h, 2), autodiff.NewParam[float32]("gcn.b2", 2)
 	glorot(g.w1, d, h)
 	glorot(g.w2, h, 2)
-	g.xw1, g.p1, g.h1, g.drop = make([]float32, n*h), make([]float32, n*h), make([]float32, n*h), make([]float32, n*h)
-	g.dh1, g.dp1 = make([]float32, n*h), make([]float32, n*h)
+	g.ax = make([]float32, n*d)
+	g.prop(x, d, nil, g.ax)
+	g.p1, g.h1, g.drop, g.dh1 = make([]float32, n*h), make([]float32, n*h), make([]float32, n*h), make([]float32, n*h)
 	g.h1w2, g.z, g.dz, g.dq = make([]float32, n*2), make([]float32, n*2), make([]float32, n*2), make([]float32, n*2)
+	g.part = make([]float32, (n+gcnBlock-1)/gcnBlock*(d*h+3*h))
+	for _, p := range g.params() {
+		p.Grad = make([]float32, len(p.Value.Data))
+	}
 	return g, nil
 }
 
@@ -91,48 +110,147 @@ func (g *sparseGCN) params() []*autodiff.Param[float32] {
 	return []*autodiff.Param[float32]{g.w1, g.b1, g.w2, g.b2}
 }
 
-// prop computes dst = Â·src + bias for an n×c matrix src (bias may be nil).
-func (g *sparseGCN) prop(src []float32, c int, bias []float32, dst []float32) {
-	for u := 0; u < g.n; u++ {
-		row := dst[u*c : (u+1)*c]
-		if bias != nil {
-			copy(row, bias)
-		} else {
-			clear(row)
-		}
-		for k := g.rowPtr[u]; k < g.rowPtr[u+1]; k++ {
-			w := g.val[k]
-			s := src[int(g.col[k])*c : int(g.col[k]+1)*c]
-			for j := range row {
-				row[j] += w * s[j]
-			}
+// rows runs fn over the rows [0, n) in blocks of gcnBlock rows on
+// g.workers goroutines (blocks taken in turn, w, w+workers, …).
+func (g *sparseGCN) rows(fn func(lo, hi int)) {
+	blocks := (g.n + gcnBlock - 1) / gcnBlock
+	workers := max(1, min(g.workers, blocks))
+	run := func(w int) {
+		for b := w; b < blocks; b += workers {
+			fn(b*gcnBlock, min(g.n, (b+1)*gcnBlock))
 		}
 	}
+	if workers == 1 {
+		run(0)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run(w)
+		}()
+	}
+	run(0)
+	wg.Wait()
 }
 
-// forward fills z (n×2 logits). With rng != nil dropout p is applied to H1.
-func (g *sparseGCN) forward(p float64, rng *rand.Rand) {
-	n, d, h := g.n, g.d, g.h
-	tensor.Gemm(false, false, n, h, d, 1, g.x, d, g.w1.Value.Data, h, 0, g.xw1, h)
-	g.prop(g.xw1, h, g.b1.Value.Data, g.p1)
-	scale := float32(1)
-	if rng != nil && p > 0 {
-		scale = float32(1 / (1 - p))
+// prop computes dst = Â·src + bias for an n×c matrix src (bias may be nil).
+func (g *sparseGCN) prop(src []float32, c int, bias []float32, dst []float32) {
+	if c == 2 {
+		g.prop2(src, bias, dst)
+		return
 	}
-	for i, v := range g.p1 {
-		r := max(v, 0)
-		g.drop[i] = scale
-		if rng != nil && p > 0 && rng.Float64() < p {
-			g.drop[i] = 0
+	g.rows(func(lo, hi int) {
+		for u := lo; u < hi; u++ {
+			row := dst[u*c : (u+1)*c]
+			if bias != nil {
+				copy(row, bias)
+			} else {
+				clear(row)
+			}
+			for k := g.rowPtr[u]; k < g.rowPtr[u+1]; k++ {
+				w := g.val[k]
+				s := src[int(g.col[k])*c : int(g.col[k]+1)*c]
+				for j := range row {
+					row[j] += w * s[j]
+				}
+			}
 		}
-		g.h1[i] = r * g.drop[i]
+	})
+}
+
+// prop2 is prop for c = 2 with the row kept in registers (the same
+// operations in the same order).
+func (g *sparseGCN) prop2(src, bias, dst []float32) {
+	var b0, b1 float32
+	if bias != nil {
+		b0, b1 = bias[0], bias[1]
 	}
-	tensor.Gemm(false, false, n, 2, h, 1, g.h1, h, g.w2.Value.Data, 2, 0, g.h1w2, 2)
-	g.prop(g.h1w2, 2, g.b2.Value.Data, g.z)
+	g.rows(func(lo, hi int) {
+		for u := lo; u < hi; u++ {
+			s0, s1 := b0, b1
+			lo, hi := g.rowPtr[u], g.rowPtr[u+1]
+			col, val := g.col[lo:hi], g.val[lo:hi]
+			for k, v := range col {
+				w := val[k]
+				s0 += w * src[2*v]
+				s1 += w * src[2*v+1]
+			}
+			dst[2*u], dst[2*u+1] = s0, s1
+		}
+	})
+}
+
+// forward fills z (n×2 logits). With rng != nil dropout p is applied to H1
+// and H1 and the mask are kept for backward; with rng == nil (validation)
+// H1 is not stored.
+func (g *sparseGCN) forward(p float64, rng *rand.Rand) {
+	d, h := g.d, g.h
+	w1, b1, w2 := g.w1.Value.Data, g.b1.Value.Data, g.w2.Value.Data
+	train := rng != nil
+	if train {
+		g.dropMask(p, rng)
+	}
+	g.rows(func(lo, hi int) {
+		for u := lo; u < hi; u++ {
+			copy(g.p1[u*h:(u+1)*h], b1)
+		}
+		tensor.Gemm(false, false, hi-lo, h, d, 1, g.ax[lo*d:hi*d], d, w1, h, 1, g.p1[lo*h:hi*h], h)
+		for u := lo; u < hi; u++ {
+			p1 := g.p1[u*h : (u+1)*h]
+			var s0, s1 float32
+			if train {
+				h1, drop := g.h1[u*h:(u+1)*h], g.drop[u*h:(u+1)*h]
+				for j, v := range p1 {
+					r := max(v, 0) * drop[j]
+					h1[j] = r
+					s0 += r * w2[2*j]
+					s1 += r * w2[2*j+1]
+				}
+			} else {
+				for j, v := range p1 {
+					r := max(v, 0)
+					s0 += r * w2[2*j]
+					s1 += r * w2[2*j+1]
+				}
+			}
+			g.h1w2[2*u], g.h1w2[2*u+1] = s0, s1
+		}
+	})
+	g.prop2(g.h1w2, g.b2.Value.Data, g.z)
+}
+
+// dropMask draws the dropout mask (0 with probability p, else 1/(1−p)),
+// one draw per element of H1 in row-major order: the random stream is
+// sequential, so this pass is too. rng.Float64() < p is decided on the
+// 53-bit integer Float64 would divide by 2^53, the same draws and the same
+// decisions without the conversion.
+func (g *sparseGCN) dropMask(p float64, rng *rand.Rand) {
+	if p <= 0 {
+		for i := range g.drop {
+			g.drop[i] = 1
+		}
+		return
+	}
+	scale := float32(1 / (1 - p))
+	// Float64() = x/2^53 with x = Uint64() mod 2^53, exact; x/2^53 < p ⟺
+	// x < p·2^53 ⟺ x < ⌈p·2^53⌉ (x integer, p·2^53 exact in float64).
+	thr := uint64(math.Ceil(math.Ldexp(p, 53)))
+	for i := range g.drop {
+		if rng.Uint64()&(1<<53-1) < thr {
+			g.drop[i] = 0
+		} else {
+			g.drop[i] = scale
+		}
+	}
 }
 
 // backward adds the gradients of the mean cross-entropy over the train
-// nodes to the parameters' Grad and returns the loss.
+// nodes to the parameters' Grad and returns the loss. It reads the
+// intermediates of the last forward with rng != nil. The weight gradients
+// are summed per block of rows into g.part, then over the blocks in order.
 func (g *sparseGCN) backward(train []uint32, labels []int8) float64 {
 	n, d, h := g.n, g.d, g.h
 	clear(g.dz)
@@ -162,23 +280,44 @@ func (g *sparseGCN) backward(train []uint32, labels []int8) float64 {
 		g.b2.Grad[0] += g.dz[2*u]
 		g.b2.Grad[1] += g.dz[2*u+1]
 	}
-	g.prop(g.dz, 2, nil, g.dq) // dQ = Âᵀ·dZ
-	tensor.Gemm(true, false, h, 2, n, 1, g.h1, h, g.dq, 2, 1, g.w2.Grad, 2)
-	tensor.Gemm(false, true, n, h, 2, 1, g.dq, 2, g.w2.Value.Data, 2, 0, g.dh1, h)
-	for i, v := range g.dh1 {
-		if g.p1[i] > 0 {
-			g.dh1[i] = v * g.drop[i]
-		} else {
-			g.dh1[i] = 0
+	g.prop2(g.dz, nil, g.dq) // dQ = Âᵀ·dZ
+	w2 := g.w2.Value.Data
+	stride := d*h + 3*h // one block's dW1, db1, dW2
+	g.rows(func(lo, hi int) {
+		part := g.part[lo/gcnBlock*stride : (lo/gcnBlock+1)*stride]
+		dw1, db1, dw2 := part[:d*h], part[d*h:d*h+h], part[d*h+h:]
+		clear(db1)
+		clear(dw2)
+		for u := lo; u < hi; u++ {
+			q0, q1 := g.dq[2*u], g.dq[2*u+1]
+			h1, p1, drop := g.h1[u*h:(u+1)*h], g.p1[u*h:(u+1)*h], g.drop[u*h:(u+1)*h]
+			dh1 := g.dh1[u*h : (u+1)*h]
+			for j, v := range h1 {
+				dw2[2*j] += v * q0
+				dw2[2*j+1] += v * q1
+				var t float32
+				if p1[j] > 0 {
+					t = (q0*w2[2*j] + q1*w2[2*j+1]) * drop[j]
+				}
+				dh1[j] = t
+				db1[j] += t
+			}
+		}
+		// d W1 = (ÂX)ᵀ·dP1 over the block
+		tensor.Gemm(true, false, d, h, hi-lo, 1, g.ax[lo*d:hi*d], d, g.dh1[lo*h:hi*h], h, 0, dw1, h)
+	})
+	for b := 0; b < len(g.part)/stride; b++ {
+		part := g.part[b*stride : (b+1)*stride]
+		for i, v := range part[:d*h] {
+			g.w1.Grad[i] += v
+		}
+		for i, v := range part[d*h : d*h+h] {
+			g.b1.Grad[i] += v
+		}
+		for i, v := range part[d*h+h:] {
+			g.w2.Grad[i] += v
 		}
 	}
-	for u := 0; u < n; u++ {
-		for j := 0; j < h; j++ {
-			g.b1.Grad[j] += g.dh1[u*h+j]
-		}
-	}
-	g.prop(g.dh1, h, nil, g.dp1) // d(XW1) = Âᵀ·dP1
-	tensor.Gemm(true, false, d, h, n, 1, g.x, d, g.dp1, h, 1, g.w1.Grad, h)
 	return loss * inv
 }
 
@@ -202,6 +341,7 @@ func trainFullGraph(ctx context.Context, cfg *Config, in *Input, edges [][2]uint
 	if err != nil {
 		return VariantResult{}, err
 	}
+	g.workers = cfg.workerCount()
 	opt := nn.NewAdam(g.params(), nn.AdamConfig{LR: bc.LR, WeightDecay: bc.WeightDecay})
 	sel := newSelector(ev, variant)
 	p1 := make([]float64, in.NumNodes)

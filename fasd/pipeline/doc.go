@@ -86,7 +86,8 @@
 //     training (the paper trains on all of them), only the draws are new. It
 //     is reported for the untrained and the trained networks.
 //   - The GCN baseline uses a CSR Â = D^{-1/2}(A+I)D^{-1/2} with a
-//     hand-written backward pass (no dense N×N matrix), baseline.* schedule,
+//     hand-written backward pass (no dense N×N matrix; Â·X formed once, so
+//     the first layer needs no sparse product), baseline.* schedule,
 //     cross-entropy over train nodes, selection on validation accuracy.
 //   - debias.scale_eps = 0 and debias.tau = 0 mean exactly zero (package
 //     fasd would read 0 as its default).
