@@ -286,8 +286,12 @@ func estimateRun(ctx context.Context, cfg Config, in *Input, opt *Options, total
 		est.MaxTotal += time.Duration(s.MaxSeconds * float64(time.Second))
 	}
 	if base > 0 {
-		extra := float64(runBytes(&cfg, opt, sgs, in.D))*grow - float64(runBytes(&cfg, opt, small.Subgraphs, in.D))
-		est.PeakBytes = peakBytes(peakSmall, extra, gcHeadroom(), debug.SetMemoryLimit(-1))
+		extra := float64(runBytesGrown(&cfg, opt, sgs, in.D, grow, in.NumNodes) - runBytes(&cfg, opt, small.Subgraphs, in.D))
+		// The subgraphs not sampled are input the full run holds from
+		// the start, as the process's size before a full estimate does
+		// (no collector headroom: they are allocated before the run).
+		input := int64((grow - 1) * float64(inputBytes(sgs)))
+		est.PeakBytes = peakBytes(peakSmall+input, extra, gcHeadroom(), debug.SetMemoryLimit(-1))
 	}
 	est.Took = time.Since(start)
 	return est, nil
@@ -361,12 +365,20 @@ func estimateShapes(cfg, sc *Config, m, ms int) map[Stage]stageShape {
 // FASD's are released. A debiased copy is its adjacency plus, unless
 // opt.Scratch takes them, its features.
 func runBytes(cfg *Config, opt *Options, sgs []*fasd.Subgraph, d int) int64 {
+	return runBytesGrown(cfg, opt, sgs, d, 1, math.MaxInt)
+}
+
+// runBytesGrown is runBytes for a run of grow times as many subgraphs
+// shaped like sgs, whose linear guides fit on at most maxNodes distinct
+// nodes.
+func runBytesGrown(cfg *Config, opt *Options, sgs []*fasd.Subgraph, d int, grow float64, maxNodes int) int64 {
 	var x, a int64
 	for _, g := range sgs {
 		n := int64(g.N())
 		x += 4 * n * int64(d)
 		a += 4 * n * n
 	}
+	x, a = int64(float64(x)*grow), int64(float64(a)*grow)
 	deb := a
 	if opt.Scratch == nil {
 		deb += x
@@ -391,7 +403,7 @@ func runBytes(cfg *Config, opt *Options, sgs []*fasd.Subgraph, d int) int64 {
 			}
 		}
 		if rounds > 0 {
-			guides = 8 * int64(d) * int64(guideNodes(sgs))
+			guides = 8 * int64(d) * int64(min(float64(maxNodes), float64(guideNodes(sgs))*grow))
 		}
 		fasdB = grads + max(guides, copies*deb)
 	}
@@ -399,6 +411,18 @@ func runBytes(cfg *Config, opt *Options, sgs []*fasd.Subgraph, d int) int64 {
 		noFair = copies * deb
 	}
 	return max(fasdB, noFair)
+}
+
+// inputBytes is the memory the subgraphs sgs hold as input: adjacency,
+// node ids, S, Y, split and the slice headers (their features are in
+// Input.Features).
+func inputBytes(sgs []*fasd.Subgraph) int64 {
+	var b int64
+	for _, g := range sgs {
+		n := int64(g.N())
+		b += 4*n*n + 4*n + 3*n + int64(len(g.Expanded))*4 + 200
+	}
+	return b
 }
 
 // peakBytes is the estimated peak: the short run's peak plus the full
