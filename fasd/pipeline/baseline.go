@@ -35,10 +35,17 @@ type sparseGCN struct {
 	ax      []float32 // Â·X, n×d
 	w1, b1  *autodiff.Param[float32]
 	w2, b2  *autodiff.Param[float32]
-	// forward intermediates
-	p1, h1, drop, h1w2, z []float32
-	// backward scratch; part holds each block's weight gradients
-	dz, dq, dh1, part []float32
+	// forward intermediates: H1 (n×h, training forward only), the
+	// dropout mask (one bit per entry of H1, set = kept) and the scale of
+	// kept entries
+	h1, h1w2, z []float32
+	keep        []uint64 // (h+63)/64 words per row
+	scale       float32
+	w2c         []float32 // W2's two columns, one after the other
+	// scratch: one gcnBlock×h block per worker (P1, then dP1 in backward);
+	// part holds each block's weight gradients
+	blk          [][]float32
+	dz, dq, part []float32
 }
 
 // gcnBlock is the number of rows of one parallel block.
@@ -97,7 +104,7 @@ func newSparseGCN(n, d, h int, edges [][2]uint32, x []float32, rng *rand.Rand) (
 	glorot(g.w2, h, 2)
 	g.ax = make([]float32, n*d)
 	g.prop(x, d, nil, g.ax)
-	g.p1, g.h1, g.drop, g.dh1 = make([]float32, n*h), make([]float32, n*h), make([]float32, n*h), make([]float32, n*h)
+	g.h1, g.keep, g.w2c = make([]float32, n*h), make([]uint64, n*((h+63)/64)), make([]float32, 2*h)
 	g.h1w2, g.z, g.dz, g.dq = make([]float32, n*2), make([]float32, n*2), make([]float32, n*2), make([]float32, n*2)
 	g.part = make([]float32, (n+gcnBlock-1)/gcnBlock*(d*h+3*h))
 	for _, p := range g.params() {
@@ -111,13 +118,17 @@ func (g *sparseGCN) params() []*autodiff.Param[float32] {
 }
 
 // rows runs fn over the rows [0, n) in blocks of gcnBlock rows on
-// g.workers goroutines (blocks taken in turn, w, w+workers, …).
-func (g *sparseGCN) rows(fn func(lo, hi int)) {
+// g.workers goroutines (blocks taken in turn, w, w+workers, …); w is the
+// worker, for its scratch block g.blk[w].
+func (g *sparseGCN) rows(fn func(w, lo, hi int)) {
 	blocks := (g.n + gcnBlock - 1) / gcnBlock
 	workers := max(1, min(g.workers, blocks))
+	for len(g.blk) < workers {
+		g.blk = append(g.blk, make([]float32, gcnBlock*g.h))
+	}
 	run := func(w int) {
 		for b := w; b < blocks; b += workers {
-			fn(b*gcnBlock, min(g.n, (b+1)*gcnBlock))
+			fn(w, b*gcnBlock, min(g.n, (b+1)*gcnBlock))
 		}
 	}
 	if workers == 1 {
@@ -142,7 +153,7 @@ func (g *sparseGCN) prop(src []float32, c int, bias []float32, dst []float32) {
 		g.prop2(src, bias, dst)
 		return
 	}
-	g.rows(func(lo, hi int) {
+	g.rows(func(_, lo, hi int) {
 		for u := lo; u < hi; u++ {
 			row := dst[u*c : (u+1)*c]
 			if bias != nil {
@@ -168,7 +179,7 @@ func (g *sparseGCN) prop2(src, bias, dst []float32) {
 	if bias != nil {
 		b0, b1 = bias[0], bias[1]
 	}
-	g.rows(func(lo, hi int) {
+	g.rows(func(_, lo, hi int) {
 		for u := lo; u < hi; u++ {
 			s0, s1 := b0, b1
 			lo, hi := g.rowPtr[u], g.rowPtr[u+1]
@@ -185,7 +196,8 @@ func (g *sparseGCN) prop2(src, bias, dst []float32) {
 
 // forward fills z (n×2 logits). With rng != nil dropout p is applied to H1
 // and H1 and the mask are kept for backward; with rng == nil (validation)
-// H1 is not stored.
+// nothing of the hidden layer is stored. P1 = (Â·X)·W1 + b1 lives only in
+// the worker's block.
 func (g *sparseGCN) forward(p float64, rng *rand.Rand) {
 	d, h := g.d, g.h
 	w1, b1, w2 := g.w1.Value.Data, g.b1.Value.Data, g.w2.Value.Data
@@ -193,27 +205,42 @@ func (g *sparseGCN) forward(p float64, rng *rand.Rand) {
 	if train {
 		g.dropMask(p, rng)
 	}
-	g.rows(func(lo, hi int) {
-		for u := lo; u < hi; u++ {
-			copy(g.p1[u*h:(u+1)*h], b1)
+	scale, wpr := g.scale, (h+63)/64
+	// W2's columns, contiguous
+	w2c := g.w2c
+	for j := 0; j < h; j++ {
+		w2c[j], w2c[h+j] = w2[2*j], w2[2*j+1]
+	}
+	g.rows(func(w, lo, hi int) {
+		blk := g.blk[w][:(hi-lo)*h]
+		for r := 0; r < hi-lo; r++ {
+			copy(blk[r*h:(r+1)*h], b1)
 		}
-		tensor.Gemm(false, false, hi-lo, h, d, 1, g.ax[lo*d:hi*d], d, w1, h, 1, g.p1[lo*h:hi*h], h)
+		tensor.Gemm(false, false, hi-lo, h, d, 1, g.ax[lo*d:hi*d], d, w1, h, 1, blk, h)
 		for u := lo; u < hi; u++ {
-			p1 := g.p1[u*h : (u+1)*h]
+			p1 := blk[(u-lo)*h : (u-lo+1)*h]
+			c0, c1 := w2c[:len(p1)], w2c[h:h+len(p1)]
 			var s0, s1 float32
+			// Branch-free ReLU and mask (the signs are random): relu(v)
+			// keeps v's bits when its sign bit is clear; adding the +0 of a
+			// negative v changes no sum.
 			if train {
-				h1, drop := g.h1[u*h:(u+1)*h], g.drop[u*h:(u+1)*h]
+				h1 := g.h1[u*h : u*h+len(p1)]
+				keep := g.keep[u*wpr : (u+1)*wpr]
 				for j, v := range p1 {
-					r := max(v, 0) * drop[j]
+					b := math.Float32bits(v)
+					m := uint32(int32(^b)>>31) & -uint32(keep[j>>6]>>(j&63)&1)
+					r := math.Float32frombits(b&m) * scale
 					h1[j] = r
-					s0 += r * w2[2*j]
-					s1 += r * w2[2*j+1]
+					s0 += r * c0[j]
+					s1 += r * c1[j]
 				}
 			} else {
 				for j, v := range p1 {
-					r := max(v, 0)
-					s0 += r * w2[2*j]
-					s1 += r * w2[2*j+1]
+					b := math.Float32bits(v)
+					r := math.Float32frombits(b & uint32(int32(^b)>>31))
+					s0 += r * c0[j]
+					s1 += r * c1[j]
 				}
 			}
 			g.h1w2[2*u], g.h1w2[2*u+1] = s0, s1
@@ -222,35 +249,43 @@ func (g *sparseGCN) forward(p float64, rng *rand.Rand) {
 	g.prop2(g.h1w2, g.b2.Value.Data, g.z)
 }
 
-// dropMask draws the dropout mask (0 with probability p, else 1/(1−p)),
-// one draw per element of H1 in row-major order: the random stream is
-// sequential, so this pass is too. rng.Float64() < p is decided on the
-// 53-bit integer Float64 would divide by 2^53, the same draws and the same
-// decisions without the conversion.
+// dropMask draws the dropout mask (dropped with probability p, kept
+// entries scaled by 1/(1−p)), one draw per entry of H1 in row-major order:
+// the random stream is sequential, so this pass is too. rng.Float64() < p
+// is decided on the 53-bit integer Float64 would divide by 2^53, the same
+// draws and the same decisions without the conversion.
 func (g *sparseGCN) dropMask(p float64, rng *rand.Rand) {
 	if p <= 0 {
-		for i := range g.drop {
-			g.drop[i] = 1
+		g.scale = 1
+		for i := range g.keep {
+			g.keep[i] = ^uint64(0)
 		}
 		return
 	}
-	scale := float32(1 / (1 - p))
+	g.scale = float32(1 / (1 - p))
 	// Float64() = x/2^53 with x = Uint64() mod 2^53, exact; x/2^53 < p ⟺
 	// x < p·2^53 ⟺ x < ⌈p·2^53⌉ (x integer, p·2^53 exact in float64).
 	thr := uint64(math.Ceil(math.Ldexp(p, 53)))
-	for i := range g.drop {
-		if rng.Uint64()&(1<<53-1) < thr {
-			g.drop[i] = 0
-		} else {
-			g.drop[i] = scale
+	wpr := (g.h + 63) / 64
+	for u := 0; u < g.n; u++ {
+		for k := 0; k < wpr; k++ {
+			var word uint64
+			for b := 0; b < 64 && k*64+b < g.h; b++ {
+				if rng.Uint64()&(1<<53-1) >= thr {
+					word |= 1 << b
+				}
+			}
+			g.keep[u*wpr+k] = word
 		}
 	}
 }
 
 // backward adds the gradients of the mean cross-entropy over the train
-// nodes to the parameters' Grad and returns the loss. It reads the
-// intermediates of the last forward with rng != nil. The weight gradients
-// are summed per block of rows into g.part, then over the blocks in order.
+// nodes to the parameters' Grad and returns the loss. It reads H1 of the
+// last forward with rng != nil: an entry is non-zero exactly where ReLU
+// passed it and dropout kept it (kept entries are P1·scale with P1 > 0), so
+// dP1 = scale·dH1 there and 0 elsewhere. The weight gradients are summed
+// per block of rows into g.part, then over the blocks in order.
 func (g *sparseGCN) backward(train []uint32, labels []int8) float64 {
 	n, d, h := g.n, g.d, g.h
 	clear(g.dz)
@@ -281,30 +316,34 @@ func (g *sparseGCN) backward(train []uint32, labels []int8) float64 {
 		g.b2.Grad[1] += g.dz[2*u+1]
 	}
 	g.prop2(g.dz, nil, g.dq) // dQ = Âᵀ·dZ
-	w2 := g.w2.Value.Data
-	stride := d*h + 3*h // one block's dW1, db1, dW2
-	g.rows(func(lo, hi int) {
+	scale := g.scale
+	stride := d*h + 3*h // one block's dW1, db1, dW2 (its two columns)
+	w2c := g.w2c        // W2's columns, as forward left them
+	g.rows(func(w, lo, hi int) {
 		part := g.part[lo/gcnBlock*stride : (lo/gcnBlock+1)*stride]
 		dw1, db1, dw2 := part[:d*h], part[d*h:d*h+h], part[d*h+h:]
 		clear(db1)
 		clear(dw2)
+		blk := g.blk[w][:(hi-lo)*h]
+		c0, c1 := w2c[:h], w2c[h:]
+		dw20, dw21 := dw2[:h], dw2[h:]
 		for u := lo; u < hi; u++ {
 			q0, q1 := g.dq[2*u], g.dq[2*u+1]
-			h1, p1, drop := g.h1[u*h:(u+1)*h], g.p1[u*h:(u+1)*h], g.drop[u*h:(u+1)*h]
-			dh1 := g.dh1[u*h : (u+1)*h]
+			h1 := g.h1[u*h : (u+1)*h]
+			dp1 := blk[(u-lo)*h : (u-lo+1)*h]
 			for j, v := range h1 {
-				dw2[2*j] += v * q0
-				dw2[2*j+1] += v * q1
-				var t float32
-				if p1[j] > 0 {
-					t = (q0*w2[2*j] + q1*w2[2*j+1]) * drop[j]
-				}
-				dh1[j] = t
+				dw20[j] += v * q0
+				dw21[j] += v * q1
+				// Branch-free: t where v > 0 (v ≥ 0: its bits are
+				// non-zero), else +0.
+				b := math.Float32bits(v)
+				t := math.Float32frombits(math.Float32bits((q0*c0[j]+q1*c1[j])*scale) & uint32(int32(b|-b)>>31))
+				dp1[j] = t
 				db1[j] += t
 			}
 		}
 		// d W1 = (ÂX)ᵀ·dP1 over the block
-		tensor.Gemm(true, false, d, h, hi-lo, 1, g.ax[lo*d:hi*d], d, g.dh1[lo*h:hi*h], h, 0, dw1, h)
+		tensor.Gemm(true, false, d, h, hi-lo, 1, g.ax[lo*d:hi*d], d, blk, h, 0, dw1, h)
 	})
 	for b := 0; b < len(g.part)/stride; b++ {
 		part := g.part[b*stride : (b+1)*stride]
@@ -314,8 +353,11 @@ func (g *sparseGCN) backward(train []uint32, labels []int8) float64 {
 		for i, v := range part[d*h : d*h+h] {
 			g.b1.Grad[i] += v
 		}
-		for i, v := range part[d*h+h:] {
-			g.w2.Grad[i] += v
+		for j, v := range part[d*h+h : d*h+2*h] {
+			g.w2.Grad[2*j] += v
+		}
+		for j, v := range part[d*h+2*h:] {
+			g.w2.Grad[2*j+1] += v
 		}
 	}
 	return loss * inv

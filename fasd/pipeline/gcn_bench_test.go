@@ -95,27 +95,26 @@ func BenchmarkStreamTriad(b *testing.B) {
 
 // gcnEpochBytes is the memory traffic of one epoch of BenchmarkSparseGCNEpoch
 // as baseline.go computes it, with every array read or written once per
-// pass (no reuse between passes; within a pass a block of rows stays in
-// cache):
+// pass (no reuse between passes; a worker's block of P1 or dP1 stays in
+// its cache):
 //
 //   - three products Â·(n×2) (forward, backward, validation forward), each
 //     reading the CSR (row pointers, column indices, values: 4 + 8·nnz
 //     bytes), its n×2 source and writing its n×2 result;
-//   - the dropout mask, written (n×h);
-//   - the training forward: read Â·X (n×d), write P1, read the mask, write
-//     H1 (n×h each), write H1·W2 (n×2);
-//   - the validation forward: read Â·X, write P1, write H1·W2;
-//   - backward: read H1, P1 and the mask, write dH1 (n×h each; the
-//     block's (ÂX)ᵀ·dH1 reads it back from cache), read Â·X.
+//   - the dropout mask, written (one bit per entry of H1);
+//   - the training forward: read Â·X (n×d) and the mask, write H1 (n×h)
+//     and H1·W2 (n×2);
+//   - the validation forward: read Â·X, write H1·W2;
+//   - backward: read H1 and Â·X (dP1 stays in the block).
 func gcnEpochBytes(g *sparseGCN) int64 {
 	n, d, h, nnz := int64(g.n), int64(g.d), int64(g.h), int64(len(g.col))
 	const f = 4
 	csr := f*(n+1) + 8*nnz
 	sparse := 3 * (csr + 2*f*n*2)
-	nh, nd, n2 := f*n*h, f*n*d, f*n*2
-	dense := nh + // dropout mask
-		nd + 3*nh + n2 + // training forward
-		nd + nh + n2 + // validation forward
-		4*nh + nd // backward
+	nh, nd, n2, mask := f*n*h, f*n*d, f*n*2, n*h/8
+	dense := mask + // dropout mask
+		nd + mask + nh + n2 + // training forward
+		nd + n2 + // validation forward
+		nh + nd // backward
 	return sparse + dense
 }
