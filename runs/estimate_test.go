@@ -57,3 +57,44 @@ func TestTrain_EstimateOnlySamplesFewRoots(t *testing.T) {
 		t.Fatalf("seeds 1 and 2 sampled the same roots")
 	}
 }
+
+// ensure that the estimate's input (node sets instead of every record,
+// features of the sampled nodes only) holds the same subgraphs as
+// trainInput for the same roots.
+func TestEstimateInput_SameSubgraphs(t *testing.T) {
+	sc := synth.Small()
+	sc.Nodes = 500
+	_, g := synthGraph(t, sc, "")
+	v, err := g.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	cfg := e2eConfig(t, 3)
+	full, total, err := trainInput(context.Background(), v, &cfg, false, 40, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	est, total2, err := estimateInput(context.Background(), v, &cfg, 40, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != total2 || len(full.Subgraphs) != len(est.Subgraphs) || len(est.Subgraphs) != 40 {
+		t.Fatalf("totals %d / %d, subgraphs %d / %d", total, total2, len(full.Subgraphs), len(est.Subgraphs))
+	}
+	if !slices.Equal(full.Labels, est.Labels) || !slices.Equal(full.Sens, est.Sens) || !slices.Equal(full.Split, est.Split) {
+		t.Fatal("labels, sensitive values or splits differ")
+	}
+	d := full.D
+	for i, a := range full.Subgraphs {
+		b := est.Subgraphs[i]
+		if !slices.Equal(a.Nodes, b.Nodes) || !slices.Equal(a.A, b.A) || !slices.Equal(a.S, b.S) || !slices.Equal(a.Y, b.Y) || !slices.Equal(a.Split, b.Split) {
+			t.Fatalf("subgraph %d differs", i)
+		}
+		for u, id := range a.Nodes {
+			if !slices.Equal(b.X[u*d:(u+1)*d], full.Features[int(id)*d:int(id+1)*d]) {
+				t.Fatalf("subgraph %d, node %d: features differ", i, id)
+			}
+		}
+	}
+}

@@ -28,6 +28,24 @@ func TrainInput(ctx context.Context, v *index.View, cfg *pipeline.Config, withGr
 // (fasd.DeriveSeed(cfg.Seed, estimateRootsPurpose)).
 const estimateRootsPurpose = 0x657374 // "est"
 
+// pickRoots returns roots, or with 0 < limit < len(roots) limit of them
+// chosen uniformly without replacement by a partial Fisher–Yates shuffle
+// seeded from seed, in ascending order (as the full run samples them). It
+// reorders roots.
+func pickRoots(roots []uint32, limit int, seed uint64) []uint32 {
+	if limit <= 0 || limit >= len(roots) {
+		return roots
+	}
+	rng := fasd.NewRand(fasd.DeriveSeed(seed, estimateRootsPurpose))
+	for i := 0; i < limit; i++ {
+		j := i + rng.IntN(len(roots)-i)
+		roots[i], roots[j] = roots[j], roots[i]
+	}
+	roots = roots[:limit]
+	slices.Sort(roots)
+	return roots
+}
+
 // trainInput is TrainInput; with limit > 0 it samples at most limit roots,
 // chosen uniformly without replacement by a generator seeded from cfg.Seed
 // (the same roots for the same seed and graph), and returns the number of
@@ -72,17 +90,7 @@ func trainInput(ctx context.Context, v *index.View, cfg *pipeline.Config, withGr
 		}
 	}
 	total := len(roots)
-	if limit > 0 && limit < total {
-		// A partial Fisher–Yates shuffle: the first limit entries are a
-		// uniform sample; sampled in root order, as the full run does.
-		rng := fasd.NewRand(fasd.DeriveSeed(cfg.Seed, estimateRootsPurpose))
-		for i := 0; i < limit; i++ {
-			j := i + rng.IntN(total-i)
-			roots[i], roots[j] = roots[j], roots[i]
-		}
-		roots = roots[:limit]
-		slices.Sort(roots)
-	}
+	roots = pickRoots(roots, limit, cfg.Seed)
 	var smp fasd.Sample
 	for _, root := range roots {
 		if err := ctx.Err(); err != nil {
@@ -191,7 +199,13 @@ func Train(ctx context.Context, g *index.Graph, cfg pipeline.Config, opt *TrainO
 			limit = DefaultEstimateRoots
 		}
 	}
-	in, total, err := trainInput(ctx, view, &cfg, withGraph, limit, opt.onSample)
+	var in *pipeline.Input
+	var total int
+	if opt.EstimateOnly && !withGraph {
+		in, total, err = estimateInput(ctx, view, &cfg, limit, opt.onSample)
+	} else {
+		in, total, err = trainInput(ctx, view, &cfg, withGraph, limit, opt.onSample)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

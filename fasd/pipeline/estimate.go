@@ -291,6 +291,11 @@ func estimateRun(ctx context.Context, cfg Config, in *Input, opt *Options, total
 		// the start, as the process's size before a full estimate does
 		// (no collector headroom: they are allocated before the run).
 		input := int64((grow - 1) * float64(inputBytes(sgs)))
+		if grow > 1 && in.Features == nil {
+			// A sample that carries its own features stands for a run
+			// that holds them once, NumNodes×D (fasd train's).
+			input += 4 * int64(in.NumNodes) * int64(in.D)
+		}
 		est.PeakBytes = peakBytes(peakSmall+input, extra, gcHeadroom(), debug.SetMemoryLimit(-1))
 	}
 	est.Took = time.Since(start)
