@@ -34,7 +34,9 @@
 // without guidance.
 // VariantGCN is a plain full-graph 2-layer
 // GCN on Input.Graph. EstimateRun extrapolates a run's wall time from a
-// short run of every stage; Sweep runs the N_steps × λ sensitivity grid.
+// short run of every stage (EstimateRunSampled from a sample of the
+// subgraphs, linearly to the full root count); Sweep runs the N_steps × λ
+// sensitivity grid.
 //
 // # Memory
 //
