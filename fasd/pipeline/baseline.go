@@ -45,6 +45,7 @@ type sparseGCN struct {
 	// scratch: one gcnBlock×h block per worker (P1, then dP1 in backward);
 	// part holds each block's weight gradients
 	blk          [][]float32
+	ws           []tensor.GemmWorkspace // one per worker
 	dz, dq, part []float32
 }
 
@@ -125,6 +126,9 @@ func (g *sparseGCN) rows(fn func(w, lo, hi int)) {
 	workers := max(1, min(g.workers, blocks))
 	for len(g.blk) < workers {
 		g.blk = append(g.blk, make([]float32, gcnBlock*g.h))
+	}
+	if len(g.ws) < workers {
+		g.ws = append(g.ws, make([]tensor.GemmWorkspace, workers-len(g.ws))...)
 	}
 	run := func(w int) {
 		for b := w; b < blocks; b += workers {
@@ -216,7 +220,7 @@ func (g *sparseGCN) forward(p float64, rng *rand.Rand) {
 		for r := 0; r < hi-lo; r++ {
 			copy(blk[r*h:(r+1)*h], b1)
 		}
-		tensor.Gemm(false, false, hi-lo, h, d, 1, g.ax[lo*d:hi*d], d, w1, h, 1, blk, h)
+		tensor.GemmWith(&g.ws[w], false, false, hi-lo, h, d, 1, g.ax[lo*d:hi*d], d, w1, h, 1, blk, h)
 		for u := lo; u < hi; u++ {
 			p1 := blk[(u-lo)*h : (u-lo+1)*h]
 			c0, c1 := w2c[:len(p1)], w2c[h:h+len(p1)]
@@ -343,7 +347,7 @@ func (g *sparseGCN) backward(train []uint32, labels []int8) float64 {
 			}
 		}
 		// d W1 = (ÂX)ᵀ·dP1 over the block
-		tensor.Gemm(true, false, d, h, hi-lo, 1, g.ax[lo*d:hi*d], d, blk, h, 0, dw1, h)
+		tensor.GemmWith(&g.ws[w], true, false, d, h, hi-lo, 1, g.ax[lo*d:hi*d], d, blk, h, 0, dw1, h)
 	})
 	for b := 0; b < len(g.part)/stride; b++ {
 		part := g.part[b*stride : (b+1)*stride]
