@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/fasd-db/fasd/fasd"
@@ -19,6 +20,38 @@ import (
 // features are kept once, in Input.Features; the subgraphs leave X nil
 // (see pipeline.Input).
 func TrainInput(ctx context.Context, v *index.View, cfg *pipeline.Config, withGraph bool) (*pipeline.Input, error) {
+	in, _, err := trainInput(ctx, v, cfg, withGraph, 0, nil)
+	return in, err
+}
+
+// estimateRootsPurpose seeds the choice of the roots an estimate samples
+// (fasd.DeriveSeed(cfg.Seed, estimateRootsPurpose)).
+const estimateRootsPurpose = 0x657374 // "est"
+
+// pickRoots returns roots, or with 0 < limit < len(roots) limit of them
+// chosen uniformly without replacement by a partial Fisher–Yates shuffle
+// seeded from seed, in ascending order (as the full run samples them). It
+// reorders roots.
+func pickRoots(roots []uint32, limit int, seed uint64) []uint32 {
+	if limit <= 0 || limit >= len(roots) {
+		return roots
+	}
+	rng := fasd.NewRand(fasd.DeriveSeed(seed, estimateRootsPurpose))
+	for i := 0; i < limit; i++ {
+		j := i + rng.IntN(len(roots)-i)
+		roots[i], roots[j] = roots[j], roots[i]
+	}
+	roots = roots[:limit]
+	slices.Sort(roots)
+	return roots
+}
+
+// trainInput is TrainInput; with limit > 0 it samples at most limit roots,
+// chosen uniformly without replacement by a generator seeded from cfg.Seed
+// (the same roots for the same seed and graph), and returns the number of
+// roots the full run has. onSample, if set, is called before each root is
+// sampled.
+func trainInput(ctx context.Context, v *index.View, cfg *pipeline.Config, withGraph bool, limit int, onSample func(root uint32)) (*pipeline.Input, int, error) {
 	n := v.NumNodes()
 	d := v.NumFeatures()
 	in := &pipeline.Input{NumNodes: n, D: d, Labels: make([]int8, n), Sens: make([]int8, n), Split: make([]fasd.Split, n),
@@ -31,15 +64,15 @@ func TrainInput(ctx context.Context, v *index.View, cfg *pipeline.Config, withGr
 	for u := 0; u < n; u++ {
 		if u%4096 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 		}
 		nd, err := v.Node(uint32(u))
 		if err != nil {
-			return nil, fmt.Errorf("read node %d: %w", u, err)
+			return nil, 0, fmt.Errorf("read node %d: %w", u, err)
 		}
 		if len(nd.Features) != d {
-			return nil, fmt.Errorf("%w: node %d has %d features, want %d", ErrCorrupt, u, len(nd.Features), d)
+			return nil, 0, fmt.Errorf("%w: node %d has %d features, want %d", ErrCorrupt, u, len(nd.Features), d)
 		}
 		x = append(x, nd.Features...)
 		in.Labels[u], in.Sens[u] = nd.Label, nd.Sensitive
@@ -48,23 +81,30 @@ func TrainInput(ctx context.Context, v *index.View, cfg *pipeline.Config, withGr
 	src := &fasd.ArrayNodes{D: d, X: x, S: in.Sens, Y: in.Labels, Split: in.Split}
 	s, err := fasd.NewSampler(cfg.SampleOptions())
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	var smp fasd.Sample
+	var roots []uint32
 	for u := 0; u < n; u++ {
-		if in.Split[u] == fasd.SplitNone {
-			continue
+		if in.Split[u] != fasd.SplitNone {
+			roots = append(roots, uint32(u))
 		}
+	}
+	total := len(roots)
+	roots = pickRoots(roots, limit, cfg.Seed)
+	var smp fasd.Sample
+	for _, root := range roots {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		root := uint32(u)
+		if onSample != nil {
+			onSample(root)
+		}
 		if err := s.Sample(v, root, fasd.NewRand(fasd.RootSeed(cfg.Seed, fasd.PurposeSample, root)), &smp); err != nil {
-			return nil, fmt.Errorf("sample root %d: %w", root, err)
+			return nil, 0, fmt.Errorf("sample root %d: %w", root, err)
 		}
 		sg := &fasd.Subgraph{X: xbuf}
 		if err := fasd.BuildSubgraph(&smp, d, src, sg); err != nil {
-			return nil, fmt.Errorf("build subgraph of root %d: %w", root, err)
+			return nil, 0, fmt.Errorf("build subgraph of root %d: %w", root, err)
 		}
 		xbuf, sg.X = sg.X, nil
 		in.Subgraphs = append(in.Subgraphs, sg)
@@ -75,7 +115,7 @@ func TrainInput(ctx context.Context, v *index.View, cfg *pipeline.Config, withGr
 		var nb []uint32
 		for u := 0; u < n; u++ {
 			if nb, err = v.Neighbors(uint32(u), nb[:0]); err != nil {
-				return nil, fmt.Errorf("neighbours of %d: %w", u, err)
+				return nil, 0, fmt.Errorf("neighbours of %d: %w", u, err)
 			}
 			for _, w := range nb {
 				if uint32(u) < w {
@@ -85,7 +125,7 @@ func TrainInput(ctx context.Context, v *index.View, cfg *pipeline.Config, withGr
 		}
 		in.Graph = g
 	}
-	return in, nil
+	return in, total, nil
 }
 
 // TrainOptions configure Train.
@@ -109,7 +149,20 @@ type TrainOptions struct {
 	// Estimated, if set, makes Train run pipeline.EstimateRun first (a few
 	// seconds) and report the extrapolated time before the long work.
 	Estimated func(est *pipeline.Estimate)
+	// EstimateOnly makes Train stop after Estimated (which it requires):
+	// it then samples only EstimateRoots roots (0: DefaultEstimateRoots),
+	// chosen with the config's seed, and extrapolates to all of them
+	// (pipeline.EstimateRunSampled), so the answer takes seconds at any
+	// graph size. Train returns nil results.
+	EstimateOnly  bool
+	EstimateRoots int
+
+	onSample func(root uint32) // tests: called before each root is sampled
 }
+
+// DefaultEstimateRoots is the number of roots TrainOptions.EstimateOnly
+// samples by default.
+const DefaultEstimateRoots = 2000
 
 // Train runs the FASD pipeline of cfg on the graph g (at its current
 // version) and, unless NoSave, persists the trained models and the run
@@ -140,7 +193,23 @@ func Train(ctx context.Context, g *index.Graph, cfg pipeline.Config, opt *TrainO
 	}
 	defer view.Close()
 	started := time.Now()
-	in, err := TrainInput(ctx, view, &cfg, withGraph)
+	limit := 0
+	if opt.EstimateOnly {
+		if opt.Estimated == nil {
+			return nil, nil, fmt.Errorf("runs: EstimateOnly without Estimated")
+		}
+		limit = opt.EstimateRoots
+		if limit <= 0 {
+			limit = DefaultEstimateRoots
+		}
+	}
+	var in *pipeline.Input
+	var total int
+	if opt.EstimateOnly && !withGraph {
+		in, total, err = estimateInput(ctx, view, &cfg, limit, opt.onSample)
+	} else {
+		in, total, err = trainInput(ctx, view, &cfg, withGraph, limit, opt.onSample)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -151,11 +220,14 @@ func Train(ctx context.Context, g *index.Graph, cfg pipeline.Config, opt *TrainO
 	popt := &pipeline.Options{Variants: variants, Diagnostics: opt.Diagnostics, Retune: opt.Retune, Callbacks: opt.Callbacks,
 		Scratch: opt.Scratch}
 	if opt.Estimated != nil {
-		est, err := pipeline.EstimateRun(ctx, cfg, in, popt)
+		est, err := pipeline.EstimateRunSampled(ctx, cfg, in, popt, total)
 		if err != nil {
 			return nil, nil, err
 		}
 		opt.Estimated(est)
+		if opt.EstimateOnly {
+			return nil, nil, nil
+		}
 	}
 	res, err := pipeline.Run(ctx, cfg, in, popt)
 	if err != nil {

@@ -1,6 +1,7 @@
 package autodiff
 
 import (
+	"math"
 	"math/rand/v2"
 
 	"github.com/fasd-db/fasd/fasd/tensor"
@@ -75,9 +76,7 @@ func (t *Tape[T]) ActInPlace(x *Var[T], kind Activation) *Var[T] {
 func actTo[T Float](kind Activation, y, xd []T) {
 	switch kind {
 	case ReLU:
-		for i, v := range xd {
-			y[i] = max(v, 0)
-		}
+		reluTo(y, xd)
 	case ELU:
 		tensor.ELUTo(y, xd)
 	case Tanh:
@@ -102,13 +101,7 @@ func (t *Tape[T]) bwAct(n *node[T]) {
 		// First writer: set instead of add (no zeroing pass).
 		switch Activation(n.i[0]) {
 		case ReLU:
-			for i, v := range y {
-				if v > 0 {
-					ga[i] = g[i]
-				} else {
-					ga[i] = 0
-				}
-			}
+			reluGradTo(ga, g, y)
 		case ELU:
 			tensor.ELUGradTo(ga, g, y)
 		case Tanh:
@@ -402,8 +395,11 @@ func (t *Tape[T]) Dropout(x *Var[T], p float64, rng *rand.Rand) *Var[T] {
 	out := t.newVar(x.Value.Shape, x.req)
 	m := t.buf(len(x.Value.Data))
 	keep := T(1 / (1 - p))
+	// rng.Float64() < p decided on the 53-bit integer Float64 divides by
+	// 2^53: the same draws and decisions without the conversion.
+	thr := dropThreshold(p)
 	for i, v := range x.Value.Data {
-		if rng.Float64() < p {
+		if rng.Uint64()&(1<<53-1) < thr {
 			m[i] = 0
 		} else {
 			m[i] = keep
@@ -414,6 +410,10 @@ func (t *Tape[T]) Dropout(x *Var[T], p float64, rng *rand.Rand) *Var[T] {
 	n.out, n.a, n.aux = out, x, m
 	return out
 }
+
+// dropThreshold is ⌈p·2^53⌉: Float64() = x/2^53 with x = Uint64() mod 2^53
+// (exact), and x/2^53 < p ⟺ x < p·2^53 ⟺ x < ⌈p·2^53⌉ for an integer x.
+func dropThreshold(p float64) uint64 { return uint64(math.Ceil(math.Ldexp(p, 53))) }
 
 func (t *Tape[T]) bwDropout(n *node[T]) {
 	if n.a.req {

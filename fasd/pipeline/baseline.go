@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/fasd-db/fasd/fasd"
 	"github.com/fasd-db/fasd/fasd/autodiff"
@@ -13,22 +14,43 @@ import (
 )
 
 // sparseGCN is the plain full-graph baseline: a 2-layer GCN
-// Z = Â·(dropout(ReLU(Â·X·W1 + b1))·W2) + b2 with Â = D^{-1/2}(A + I)D^{-1/2}
+// Z = Â·(dropout(ReLU((Â·X)·W1 + b1))·W2) + b2 with Â = D^{-1/2}(A + I)D^{-1/2}
 // in CSR form, so it scales to Pokec-sized graphs. Its backward pass is
 // written out by hand (Â is symmetric, so Âᵀ = Â).
+//
+// Â·X·W1 is computed as (Â·X)·W1 with Â·X formed once (it does not change
+// between epochs, and D < h): the first layer then needs no sparse product
+// at all, forward or backward (d W1 = (Â·X)ᵀ·dP1), and the epoch's three
+// sparse products have width 2. Row-wise passes run on g.workers
+// goroutines over fixed blocks of rows; every output row is computed by
+// one goroutine in the same order whatever the worker count, and the
+// reductions over rows (the weight gradients) run on one goroutine, so the
+// result does not depend on the worker count.
 type sparseGCN struct {
 	n, d, h int
+	workers int
 	rowPtr  []int32
 	col     []uint32
 	val     []float32
-	x       []float32
+	ax      []float32 // Â·X, n×d
 	w1, b1  *autodiff.Param[float32]
 	w2, b2  *autodiff.Param[float32]
-	// forward intermediates
-	xw1, p1, h1, drop, h1w2, z []float32
-	// backward scratch
-	dz, dq, dh1, dp1 []float32
+	// forward intermediates: H1 (n×h, training forward only), the
+	// dropout mask (one bit per entry of H1, set = kept) and the scale of
+	// kept entries
+	h1, h1w2, z []float32
+	keep        []uint64 // (h+63)/64 words per row
+	scale       float32
+	w2c         []float32 // W2's two columns, one after the other
+	// scratch: one gcnBlock×h block per worker (P1, then dP1 in backward);
+	// part holds each block's weight gradients
+	blk          [][]float32
+	ws           []tensor.GemmWorkspace // one per worker
+	dz, dq, part []float32
 }
+
+// gcnBlock is the number of rows of one parallel block.
+const gcnBlock = 512
 
 func newSparseGCN(n, d, h int, edges [][2]uint32, x []float32, rng *rand.Rand) (*sparseGCN, error) {
 	if len(x) != n*d {
@@ -44,7 +66,7 @@ func newSparseGCN(n, d, h int, edges [][2]uint32, x []float32, rng *rand.Rand) (
 			deg[e[1]]++
 		}
 	}
-	g := &sparseGCN{n: n, d: d, h: h, x: x, rowPtr: make([]int32, n+1)}
+	g := &sparseGCN{n: n, d: d, h: h, workers: 1, rowPtr: make([]int32, n+1)}
 	for v := 0; v < n; v++ {
 		g.rowPtr[v+1] = g.rowPtr[v] + deg[v] + 1
 	}
@@ -81,9 +103,14 @@ func newSparseGCN(n, d, h int, edges [][2]uint32, x []float32, rng *rand.Rand) (
 	g.w2, g.b2 = autodiff.NewParam[float32]("gcn.w2", h, 2), autodiff.NewParam[float32]("gcn.b2", 2)
 	glorot(g.w1, d, h)
 	glorot(g.w2, h, 2)
-	g.xw1, g.p1, g.h1, g.drop = make([]float32, n*h), make([]float32, n*h), make([]float32, n*h), make([]float32, n*h)
-	g.dh1, g.dp1 = make([]float32, n*h), make([]float32, n*h)
+	g.ax = make([]float32, n*d)
+	g.prop(x, d, nil, g.ax)
+	g.h1, g.keep, g.w2c = make([]float32, n*h), make([]uint64, n*((h+63)/64)), make([]float32, 2*h)
 	g.h1w2, g.z, g.dz, g.dq = make([]float32, n*2), make([]float32, n*2), make([]float32, n*2), make([]float32, n*2)
+	g.part = make([]float32, (n+gcnBlock-1)/gcnBlock*(d*h+3*h))
+	for _, p := range g.params() {
+		p.Grad = make([]float32, len(p.Value.Data))
+	}
 	return g, nil
 }
 
@@ -91,48 +118,178 @@ func (g *sparseGCN) params() []*autodiff.Param[float32] {
 	return []*autodiff.Param[float32]{g.w1, g.b1, g.w2, g.b2}
 }
 
-// prop computes dst = Â·src + bias for an n×c matrix src (bias may be nil).
-func (g *sparseGCN) prop(src []float32, c int, bias []float32, dst []float32) {
-	for u := 0; u < g.n; u++ {
-		row := dst[u*c : (u+1)*c]
-		if bias != nil {
-			copy(row, bias)
-		} else {
-			clear(row)
-		}
-		for k := g.rowPtr[u]; k < g.rowPtr[u+1]; k++ {
-			w := g.val[k]
-			s := src[int(g.col[k])*c : int(g.col[k]+1)*c]
-			for j := range row {
-				row[j] += w * s[j]
-			}
+// rows runs fn over the rows [0, n) in blocks of gcnBlock rows on
+// g.workers goroutines (blocks taken in turn, w, w+workers, …); w is the
+// worker, for its scratch block g.blk[w].
+func (g *sparseGCN) rows(fn func(w, lo, hi int)) {
+	blocks := (g.n + gcnBlock - 1) / gcnBlock
+	workers := max(1, min(g.workers, blocks))
+	for len(g.blk) < workers {
+		g.blk = append(g.blk, make([]float32, gcnBlock*g.h))
+	}
+	if len(g.ws) < workers {
+		g.ws = append(g.ws, make([]tensor.GemmWorkspace, workers-len(g.ws))...)
+	}
+	run := func(w int) {
+		for b := w; b < blocks; b += workers {
+			fn(w, b*gcnBlock, min(g.n, (b+1)*gcnBlock))
 		}
 	}
+	if workers == 1 {
+		run(0)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run(w)
+		}()
+	}
+	run(0)
+	wg.Wait()
 }
 
-// forward fills z (n×2 logits). With rng != nil dropout p is applied to H1.
-func (g *sparseGCN) forward(p float64, rng *rand.Rand) {
-	n, d, h := g.n, g.d, g.h
-	tensor.Gemm(false, false, n, h, d, 1, g.x, d, g.w1.Value.Data, h, 0, g.xw1, h)
-	g.prop(g.xw1, h, g.b1.Value.Data, g.p1)
-	scale := float32(1)
-	if rng != nil && p > 0 {
-		scale = float32(1 / (1 - p))
+// prop computes dst = Â·src + bias for an n×c matrix src (bias may be nil).
+func (g *sparseGCN) prop(src []float32, c int, bias []float32, dst []float32) {
+	if c == 2 {
+		g.prop2(src, bias, dst)
+		return
 	}
-	for i, v := range g.p1 {
-		r := max(v, 0)
-		g.drop[i] = scale
-		if rng != nil && p > 0 && rng.Float64() < p {
-			g.drop[i] = 0
+	g.rows(func(_, lo, hi int) {
+		for u := lo; u < hi; u++ {
+			row := dst[u*c : (u+1)*c]
+			if bias != nil {
+				copy(row, bias)
+			} else {
+				clear(row)
+			}
+			for k := g.rowPtr[u]; k < g.rowPtr[u+1]; k++ {
+				w := g.val[k]
+				s := src[int(g.col[k])*c : int(g.col[k]+1)*c]
+				for j := range row {
+					row[j] += w * s[j]
+				}
+			}
 		}
-		g.h1[i] = r * g.drop[i]
+	})
+}
+
+// prop2 is prop for c = 2 with the row kept in registers (the same
+// operations in the same order).
+func (g *sparseGCN) prop2(src, bias, dst []float32) {
+	var b0, b1 float32
+	if bias != nil {
+		b0, b1 = bias[0], bias[1]
 	}
-	tensor.Gemm(false, false, n, 2, h, 1, g.h1, h, g.w2.Value.Data, 2, 0, g.h1w2, 2)
-	g.prop(g.h1w2, 2, g.b2.Value.Data, g.z)
+	g.rows(func(_, lo, hi int) {
+		for u := lo; u < hi; u++ {
+			s0, s1 := b0, b1
+			lo, hi := g.rowPtr[u], g.rowPtr[u+1]
+			col, val := g.col[lo:hi], g.val[lo:hi]
+			for k, v := range col {
+				w := val[k]
+				s0 += w * src[2*v]
+				s1 += w * src[2*v+1]
+			}
+			dst[2*u], dst[2*u+1] = s0, s1
+		}
+	})
+}
+
+// forward fills z (n×2 logits). With rng != nil dropout p is applied to H1
+// and H1 and the mask are kept for backward; with rng == nil (validation)
+// nothing of the hidden layer is stored. P1 = (Â·X)·W1 + b1 lives only in
+// the worker's block.
+func (g *sparseGCN) forward(p float64, rng *rand.Rand) {
+	d, h := g.d, g.h
+	w1, b1, w2 := g.w1.Value.Data, g.b1.Value.Data, g.w2.Value.Data
+	train := rng != nil
+	if train {
+		g.dropMask(p, rng)
+	}
+	scale, wpr := g.scale, (h+63)/64
+	// W2's columns, contiguous
+	w2c := g.w2c
+	for j := 0; j < h; j++ {
+		w2c[j], w2c[h+j] = w2[2*j], w2[2*j+1]
+	}
+	g.rows(func(w, lo, hi int) {
+		blk := g.blk[w][:(hi-lo)*h]
+		for r := 0; r < hi-lo; r++ {
+			copy(blk[r*h:(r+1)*h], b1)
+		}
+		tensor.GemmWith(&g.ws[w], false, false, hi-lo, h, d, 1, g.ax[lo*d:hi*d], d, w1, h, 1, blk, h)
+		for u := lo; u < hi; u++ {
+			p1 := blk[(u-lo)*h : (u-lo+1)*h]
+			c0, c1 := w2c[:len(p1)], w2c[h:h+len(p1)]
+			var s0, s1 float32
+			// Branch-free ReLU and mask (the signs are random): relu(v)
+			// keeps v's bits when its sign bit is clear; adding the +0 of a
+			// negative v changes no sum.
+			if train {
+				h1 := g.h1[u*h : u*h+len(p1)]
+				keep := g.keep[u*wpr : (u+1)*wpr]
+				for j, v := range p1 {
+					b := math.Float32bits(v)
+					m := uint32(int32(^b)>>31) & -uint32(keep[j>>6]>>(j&63)&1)
+					r := math.Float32frombits(b&m) * scale
+					h1[j] = r
+					s0 += r * c0[j]
+					s1 += r * c1[j]
+				}
+			} else {
+				for j, v := range p1 {
+					b := math.Float32bits(v)
+					r := math.Float32frombits(b & uint32(int32(^b)>>31))
+					s0 += r * c0[j]
+					s1 += r * c1[j]
+				}
+			}
+			g.h1w2[2*u], g.h1w2[2*u+1] = s0, s1
+		}
+	})
+	g.prop2(g.h1w2, g.b2.Value.Data, g.z)
+}
+
+// dropMask draws the dropout mask (dropped with probability p, kept
+// entries scaled by 1/(1−p)), one draw per entry of H1 in row-major order:
+// the random stream is sequential, so this pass is too. rng.Float64() < p
+// is decided on the 53-bit integer Float64 would divide by 2^53, the same
+// draws and the same decisions without the conversion.
+func (g *sparseGCN) dropMask(p float64, rng *rand.Rand) {
+	if p <= 0 {
+		g.scale = 1
+		for i := range g.keep {
+			g.keep[i] = ^uint64(0)
+		}
+		return
+	}
+	g.scale = float32(1 / (1 - p))
+	// Float64() = x/2^53 with x = Uint64() mod 2^53, exact; x/2^53 < p ⟺
+	// x < p·2^53 ⟺ x < ⌈p·2^53⌉ (x integer, p·2^53 exact in float64).
+	thr := uint64(math.Ceil(math.Ldexp(p, 53)))
+	wpr := (g.h + 63) / 64
+	for u := 0; u < g.n; u++ {
+		for k := 0; k < wpr; k++ {
+			var word uint64
+			for b := 0; b < 64 && k*64+b < g.h; b++ {
+				if rng.Uint64()&(1<<53-1) >= thr {
+					word |= 1 << b
+				}
+			}
+			g.keep[u*wpr+k] = word
+		}
+	}
 }
 
 // backward adds the gradients of the mean cross-entropy over the train
-// nodes to the parameters' Grad and returns the loss.
+// nodes to the parameters' Grad and returns the loss. It reads H1 of the
+// last forward with rng != nil: an entry is non-zero exactly where ReLU
+// passed it and dropout kept it (kept entries are P1·scale with P1 > 0), so
+// dP1 = scale·dH1 there and 0 elsewhere. The weight gradients are summed
+// per block of rows into g.part, then over the blocks in order.
 func (g *sparseGCN) backward(train []uint32, labels []int8) float64 {
 	n, d, h := g.n, g.d, g.h
 	clear(g.dz)
@@ -162,23 +319,51 @@ func (g *sparseGCN) backward(train []uint32, labels []int8) float64 {
 		g.b2.Grad[0] += g.dz[2*u]
 		g.b2.Grad[1] += g.dz[2*u+1]
 	}
-	g.prop(g.dz, 2, nil, g.dq) // dQ = Âᵀ·dZ
-	tensor.Gemm(true, false, h, 2, n, 1, g.h1, h, g.dq, 2, 1, g.w2.Grad, 2)
-	tensor.Gemm(false, true, n, h, 2, 1, g.dq, 2, g.w2.Value.Data, 2, 0, g.dh1, h)
-	for i, v := range g.dh1 {
-		if g.p1[i] > 0 {
-			g.dh1[i] = v * g.drop[i]
-		} else {
-			g.dh1[i] = 0
+	g.prop2(g.dz, nil, g.dq) // dQ = Âᵀ·dZ
+	scale := g.scale
+	stride := d*h + 3*h // one block's dW1, db1, dW2 (its two columns)
+	w2c := g.w2c        // W2's columns, as forward left them
+	g.rows(func(w, lo, hi int) {
+		part := g.part[lo/gcnBlock*stride : (lo/gcnBlock+1)*stride]
+		dw1, db1, dw2 := part[:d*h], part[d*h:d*h+h], part[d*h+h:]
+		clear(db1)
+		clear(dw2)
+		blk := g.blk[w][:(hi-lo)*h]
+		c0, c1 := w2c[:h], w2c[h:]
+		dw20, dw21 := dw2[:h], dw2[h:]
+		for u := lo; u < hi; u++ {
+			q0, q1 := g.dq[2*u], g.dq[2*u+1]
+			h1 := g.h1[u*h : (u+1)*h]
+			dp1 := blk[(u-lo)*h : (u-lo+1)*h]
+			for j, v := range h1 {
+				dw20[j] += v * q0
+				dw21[j] += v * q1
+				// Branch-free: t where v > 0 (v ≥ 0: its bits are
+				// non-zero), else +0.
+				b := math.Float32bits(v)
+				t := math.Float32frombits(math.Float32bits((q0*c0[j]+q1*c1[j])*scale) & uint32(int32(b|-b)>>31))
+				dp1[j] = t
+				db1[j] += t
+			}
+		}
+		// d W1 = (ÂX)ᵀ·dP1 over the block
+		tensor.GemmWith(&g.ws[w], true, false, d, h, hi-lo, 1, g.ax[lo*d:hi*d], d, blk, h, 0, dw1, h)
+	})
+	for b := 0; b < len(g.part)/stride; b++ {
+		part := g.part[b*stride : (b+1)*stride]
+		for i, v := range part[:d*h] {
+			g.w1.Grad[i] += v
+		}
+		for i, v := range part[d*h : d*h+h] {
+			g.b1.Grad[i] += v
+		}
+		for j, v := range part[d*h+h : d*h+2*h] {
+			g.w2.Grad[2*j] += v
+		}
+		for j, v := range part[d*h+2*h:] {
+			g.w2.Grad[2*j+1] += v
 		}
 	}
-	for u := 0; u < n; u++ {
-		for j := 0; j < h; j++ {
-			g.b1.Grad[j] += g.dh1[u*h+j]
-		}
-	}
-	g.prop(g.dh1, h, nil, g.dp1) // d(XW1) = Âᵀ·dP1
-	tensor.Gemm(true, false, d, h, n, 1, g.x, d, g.dp1, h, 1, g.w1.Grad, h)
 	return loss * inv
 }
 
@@ -204,9 +389,13 @@ func trainFullGraph(ctx context.Context, cfg *Config, in *Input, edges [][2]uint
 	if err != nil {
 		return VariantResult{}, err
 	}
+	g.workers = cfg.workerCount()
 	cf, err := newFullGraphCF(in, bc.Hidden, edges, xcf)
 	if err != nil {
 		return VariantResult{}, err
+	}
+	if cf != nil {
+		cf.g.workers = g.workers
 	}
 	opt := nn.NewAdam(g.params(), nn.AdamConfig{LR: bc.LR, WeightDecay: bc.WeightDecay})
 	sel := newSelector(ev, variant)

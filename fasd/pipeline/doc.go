@@ -34,7 +34,9 @@
 // without guidance.
 // VariantGCN is a plain full-graph 2-layer
 // GCN on Input.Graph. EstimateRun extrapolates a run's wall time from a
-// short run of every stage; Sweep runs the N_steps × λ sensitivity grid.
+// short run of every stage (EstimateRunSampled from a sample of the
+// subgraphs, linearly to the full root count); Sweep runs the N_steps × λ
+// sensitivity grid.
 //
 // # Memory
 //
@@ -86,7 +88,8 @@
 //     training (the paper trains on all of them), only the draws are new. It
 //     is reported for the untrained and the trained networks.
 //   - The GCN baseline uses a CSR Â = D^{-1/2}(A+I)D^{-1/2} with a
-//     hand-written backward pass (no dense N×N matrix), baseline.* schedule,
+//     hand-written backward pass (no dense N×N matrix; Â·X formed once, so
+//     the first layer needs no sparse product), baseline.* schedule,
 //     cross-entropy over train nodes, selection on validation accuracy.
 //   - debias.scale_eps = 0 and debias.tau = 0 mean exactly zero (package
 //     fasd would read 0 as its default).

@@ -31,6 +31,10 @@ type Estimate struct {
 	PeakBytes int64
 	// Took is the wall time the estimate itself needed.
 	Took time.Duration
+	// Roots is the number of subgraphs the estimate was computed from and
+	// TotalRoots the number of the run it extrapolates to: equal for
+	// EstimateRun, fewer for EstimateRunSampled.
+	Roots, TotalRoots int
 }
 
 // estimateRoots is the minimum number of subgraphs the estimate run uses
@@ -42,17 +46,37 @@ const estimateRoots = 48
 // the steady per-epoch time.
 const estimateEpochs = 4
 
-// expectEpochs is the number of epochs a stage with patience is expected to
-// run: early stopping ends it patience epochs after its best epoch, which
-// tends to come early, so about 1.5× patience, never more than the cap.
-// It is a rule of thumb: f stopped after 1.2–1.3× its patience in the runs
-// of BENCHMARKS.md "Time and memory estimate", g_sen ran to its cap, so the
-// estimate also reports every stage's time at the cap.
+// expectEpochs is the number of epochs f (the classifier on subgraphs) is
+// expected to run with patience: early stopping ends it patience epochs
+// after its best epoch, which for f comes within the first few epochs (each
+// is hundreds of mini-batch steps), so about 1.5× patience, never more than
+// the cap. f stopped after 1.2–1.3× its patience in the runs of
+// BENCHMARKS.md (Training).
 func expectEpochs(epochs, patience int) float64 {
 	if patience > 0 {
 		return math.Min(float64(epochs), 1.5*float64(patience))
 	}
 	return float64(epochs)
+}
+
+// expectEpochsUniform is the expected number of epochs of a stage with cap
+// E and patience p whose best epoch B is equally likely anywhere in
+// [0, E): it stops at min(E, B + p), whose mean is
+//
+//	(1/E)·(∫₀^{E−p} (b + p) db + p·E) = E/2 + p − p²/(2E)   (p ≤ E).
+//
+// It is used for the stages whose validation keeps improving slowly, so
+// that their best epoch is not early: the full-graph GCN (one full-batch
+// step per epoch at lr 1e-3), g_sen and the probes. With the default
+// profile it gives 340 epochs for the GCN (cap 500, patience 100; 415–488
+// were run) and 169 for g_sen's schedule (cap 300, patience 20; the fresh
+// probe ran 100–195); the former rule, 1.5× patience, gave 150 and 30.
+func expectEpochsUniform(epochs, patience int) float64 {
+	e, p := float64(epochs), float64(patience)
+	if patience <= 0 || p >= e {
+		return e
+	}
+	return e/2 + p - p*p/(2*e)
 }
 
 // stageShape describes one stage of the full run for the extrapolation: its
@@ -76,8 +100,8 @@ type stageShape struct {
 // (not scaled), plus the measured time per evaluated subgraph times the
 // subgraphs the full run's checks cover.
 // Stages with early stopping are counted at their expected number of
-// epochs (expectEpochs; the score networks at their full budget) and, in
-// MaxSeconds, at their cap.
+// epochs (expectEpochs for f, expectEpochsUniform for the others; the
+// score networks at their full budget) and, in MaxSeconds, at their cap.
 //
 // The peak memory is extrapolated the same way: the process's resident
 // size before the estimate (the input included), plus what the short run
@@ -91,6 +115,22 @@ type stageShape struct {
 // starts; it also exercises every stage, so a configuration that would
 // fail fails here.
 func EstimateRun(ctx context.Context, cfg Config, in *Input, opt *Options) (*Estimate, error) {
+	return estimateRun(ctx, cfg, in, opt, 0)
+}
+
+// EstimateRunSampled is EstimateRun for a run on total subgraphs of which
+// in.Subgraphs are a sample (a seeded sample of a few thousand roots, say).
+// Per-subgraph
+// shapes and times are measured on the sample and extrapolated linearly to
+// total: the stages' subgraph counts, the distinct nodes the linear guides
+// fit on (at most in.NumNodes) and the per-subgraph memory. The result's
+// Roots and TotalRoots say so. With total ≤ len(in.Subgraphs) it is
+// EstimateRun.
+func EstimateRunSampled(ctx context.Context, cfg Config, in *Input, opt *Options, total int) (*Estimate, error) {
+	return estimateRun(ctx, cfg, in, opt, total)
+}
+
+func estimateRun(ctx context.Context, cfg Config, in *Input, opt *Options, total int) (*Estimate, error) {
 	start := time.Now()
 	if opt == nil {
 		opt = &Options{}
@@ -107,6 +147,12 @@ func EstimateRun(ctx context.Context, cfg Config, in *Input, opt *Options) (*Est
 		small.Subgraphs = append(small.Subgraphs, sgs[i])
 	}
 	m, ms := len(sgs), len(small.Subgraphs)
+	// grow is the factor from the subgraphs at hand to the full run's.
+	grow := 1.0
+	if total > m {
+		grow = float64(total) / float64(m)
+		m = total
+	}
 
 	sc := cfg
 	sc.Sens.Epochs = min(cfg.Sens.Epochs, estimateEpochs)
@@ -157,7 +203,7 @@ func EstimateRun(ctx context.Context, cfg Config, in *Input, opt *Options) (*Est
 	if err != nil {
 		return nil, fmt.Errorf("estimate: %w", err)
 	}
-	est := &Estimate{}
+	est := &Estimate{Roots: len(sgs), TotalRoots: m}
 	seen := map[Stage]int{}
 	for _, t := range res.Timings {
 		var mk *mark
@@ -178,7 +224,8 @@ func EstimateRun(ctx context.Context, cfg Config, in *Input, opt *Options) (*Est
 				// Full-batch fits over the distinct nodes the
 				// subgraphs hold, not over the subgraphs.
 				if gs := guideNodes(small.Subgraphs); gs > 0 {
-					f = float64(guideNodes(sgs)) / float64(gs)
+					full := min(float64(in.NumNodes), float64(guideNodes(sgs))*grow)
+					f = full / float64(gs)
 				}
 			}
 			s.Seconds, s.MaxSeconds = t.Seconds*f, t.Seconds*f
@@ -239,8 +286,17 @@ func EstimateRun(ctx context.Context, cfg Config, in *Input, opt *Options) (*Est
 		est.MaxTotal += time.Duration(s.MaxSeconds * float64(time.Second))
 	}
 	if base > 0 {
-		extra := float64(runBytes(&cfg, opt, sgs, in.D) - runBytes(&cfg, opt, small.Subgraphs, in.D))
-		est.PeakBytes = peakBytes(peakSmall, extra, gcHeadroom(), debug.SetMemoryLimit(-1))
+		extra := float64(runBytesGrown(&cfg, opt, sgs, in.D, grow, in.NumNodes) - runBytes(&cfg, opt, small.Subgraphs, in.D))
+		// The subgraphs not sampled are input the full run holds from
+		// the start, as the process's size before a full estimate does
+		// (no collector headroom: they are allocated before the run).
+		input := int64((grow - 1) * float64(inputBytes(sgs)))
+		if grow > 1 && in.Features == nil {
+			// A sample that carries its own features stands for a run
+			// that holds them once, NumNodes×D (fasd train's).
+			input += 4 * int64(in.NumNodes) * int64(in.D)
+		}
+		est.PeakBytes = peakBytes(peakSmall+input, extra, gcHeadroom(), debug.SetMemoryLimit(-1))
 	}
 	est.Took = time.Since(start)
 	return est, nil
@@ -268,7 +324,7 @@ func estimateShapes(cfg, sc *Config, m, ms int) map[Stage]stageShape {
 		}
 		return 0
 	}
-	ge := expectEpochs(cfg.Sens.Epochs, cfg.Sens.Patience)
+	ge := expectEpochsUniform(cfg.Sens.Epochs, cfg.Sens.Patience)
 	hm, hs := held(m), held(ms)
 	gs := stageShape{epochs: ge, maxEpochs: float64(cfg.Sens.Epochs), trainScale: float64(m-hm) / float64(ms-hs),
 		evalN: float64(hm), checks: ge, maxChecks: float64(cfg.Sens.Epochs)}
@@ -293,13 +349,13 @@ func estimateShapes(cfg, sc *Config, m, ms int) map[Stage]stageShape {
 		evalN: float64(m), checks: fe, maxChecks: float64(cfg.Classifier.Epochs)}
 	out[StageClassifier], out[StageNoDiffusion], out[StageClassNoFair] = fs, fs, fs
 	// The GCN trains on the full graph either way.
-	be := expectEpochs(cfg.Baseline.Epochs, cfg.Baseline.Patience)
+	be := expectEpochsUniform(cfg.Baseline.Epochs, cfg.Baseline.Patience)
 	out[StageBaseline] = stageShape{epochs: be, maxEpochs: float64(cfg.Baseline.Epochs), trainScale: 1}
 	out[StageFASDGCN], out[StageMLP] = out[StageBaseline], out[StageBaseline]
 	if cfg.Classifier.Fallback { // a second GCN on the original features
 		out[StageFASDGCN] = stageShape{epochs: 2 * be, maxEpochs: 2 * float64(cfg.Baseline.Epochs), trainScale: 1}
 	}
-	pe := expectEpochs(cfg.Sens.Epochs, cfg.Sens.Patience)
+	pe := expectEpochsUniform(cfg.Sens.Epochs, cfg.Sens.Patience)
 	out[StageProbe] = stageShape{epochs: 2 * pe, maxEpochs: 2 * float64(cfg.Sens.Epochs), trainScale: float64(m) / float64(ms)}
 	out[StageFreshProbe] = stageShape{epochs: pe, maxEpochs: float64(cfg.Sens.Epochs), trainScale: float64(m) / float64(ms)}
 	return out
@@ -314,12 +370,20 @@ func estimateShapes(cfg, sc *Config, m, ms int) map[Stage]stageShape {
 // FASD's are released. A debiased copy is its adjacency plus, unless
 // opt.Scratch takes them, its features.
 func runBytes(cfg *Config, opt *Options, sgs []*fasd.Subgraph, d int) int64 {
+	return runBytesGrown(cfg, opt, sgs, d, 1, math.MaxInt)
+}
+
+// runBytesGrown is runBytes for a run of grow times as many subgraphs
+// shaped like sgs, whose linear guides fit on at most maxNodes distinct
+// nodes.
+func runBytesGrown(cfg *Config, opt *Options, sgs []*fasd.Subgraph, d int, grow float64, maxNodes int) int64 {
 	var x, a int64
 	for _, g := range sgs {
 		n := int64(g.N())
 		x += 4 * n * int64(d)
 		a += 4 * n * n
 	}
+	x, a = int64(float64(x)*grow), int64(float64(a)*grow)
 	deb := a
 	if opt.Scratch == nil {
 		deb += x
@@ -344,7 +408,7 @@ func runBytes(cfg *Config, opt *Options, sgs []*fasd.Subgraph, d int) int64 {
 			}
 		}
 		if rounds > 0 {
-			guides = 8 * int64(d) * int64(guideNodes(sgs))
+			guides = 8 * int64(d) * int64(min(float64(maxNodes), float64(guideNodes(sgs))*grow))
 		}
 		fasdB = grads + max(guides, copies*deb)
 	}
@@ -352,6 +416,18 @@ func runBytes(cfg *Config, opt *Options, sgs []*fasd.Subgraph, d int) int64 {
 		noFair = copies * deb
 	}
 	return max(fasdB, noFair)
+}
+
+// inputBytes is the memory the subgraphs sgs hold as input: adjacency,
+// node ids, S, Y, split and the slice headers (their features are in
+// Input.Features).
+func inputBytes(sgs []*fasd.Subgraph) int64 {
+	var b int64
+	for _, g := range sgs {
+		n := int64(g.N())
+		b += 4*n*n + 4*n + 3*n + int64(len(g.Expanded))*4 + 200
+	}
+	return b
 }
 
 // peakBytes is the estimated peak: the short run's peak plus the full

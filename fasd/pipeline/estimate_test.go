@@ -29,7 +29,7 @@ func TestEstimateShapes(t *testing.T) {
 		sc.Score.Budget = 3 * len(planScore(&sc.Score, c.ms).train)
 		sh := estimateShapes(&cfg, &sc, c.m, c.ms)
 		g := sh[StageGSen]
-		if g.evalN != float64(c.gsenHeld) || g.epochs != 1.5*float64(cfg.Sens.Patience) || g.checks != g.epochs ||
+		if g.evalN != float64(c.gsenHeld) || g.epochs != expectEpochsUniform(cfg.Sens.Epochs, cfg.Sens.Patience) || g.checks != g.epochs ||
 			g.maxEpochs != float64(cfg.Sens.Epochs) || math.Abs(g.trainScale-float64(c.m-c.gsenHeld)/float64(c.ms-12)) > 1e-12 {
 			t.Errorf("m %d: g_sen %+v", c.m, g)
 		}
@@ -63,7 +63,11 @@ func TestEstimateRun_EarlyStoppingAndMemory(t *testing.T) {
 		switch s.Stage {
 		case StageGSen, StageClassifier, StageNoDiffusion:
 			saw[s.Stage] = true
-			if s.Epochs != 8 && s.Epochs != 6 || !(s.Seconds > 0) || s.MaxSeconds < s.Seconds {
+			want := 6 // f: 1.5 × patience 4
+			if s.Stage == StageGSen {
+				want = 105 // 200/2 + 5 − 25/400
+			}
+			if s.Epochs != want || !(s.Seconds > 0) || s.MaxSeconds < s.Seconds {
 				t.Errorf("%s: %+v", s.Stage, s)
 			}
 		}
@@ -139,6 +143,38 @@ func TestPeakBytes(t *testing.T) {
 	} {
 		if got := peakBytes(c.small, c.extra, c.head, c.limit); got != c.want {
 			t.Errorf("peakBytes(%d, %v, %v, %d) = %d, want %d", c.small, c.extra, c.head, c.limit, got, c.want)
+		}
+	}
+}
+
+// TestExpectEpochsUniform checks the closed form against the mean of
+// min(E, b + p) over best epochs b spread evenly over [0, E).
+func TestExpectEpochsUniform(t *testing.T) {
+	for _, c := range []struct {
+		epochs, patience int
+		want             float64
+	}{
+		{500, 100, 340},
+		{300, 20, 300.0/2 + 20 - 400.0/600},
+		{200, 5, 100 + 5 - 25.0/400},
+		{50, 0, 50},  // no early stopping
+		{10, 10, 10}, // patience ≥ cap: never stops early
+		{10, 40, 10},
+	} {
+		got := expectEpochsUniform(c.epochs, c.patience)
+		if math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("expectEpochsUniform(%d, %d) = %v, want %v", c.epochs, c.patience, got, c.want)
+		}
+		if c.patience > 0 && c.patience < c.epochs {
+			const k = 100000
+			var sum float64
+			for i := 0; i < k; i++ {
+				b := (float64(i) + 0.5) / k * float64(c.epochs)
+				sum += math.Min(float64(c.epochs), b+float64(c.patience))
+			}
+			if mean := sum / k; math.Abs(mean-got) > 1e-6*got {
+				t.Errorf("(%d, %d): closed form %v, mean %v", c.epochs, c.patience, got, mean)
+			}
 		}
 	}
 }

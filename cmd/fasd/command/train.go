@@ -161,7 +161,11 @@ func printEstimate(w io.Writer, est *pipeline.Estimate, times int) {
 	if times > 1 {
 		what = fmt.Sprintf("time estimate for %d runs (each line: %d × one run)", times, times)
 	}
-	fmt.Fprintf(w, "%s (from a short run of every stage, %s):\n", what, est.Took.Round(100*time.Millisecond))
+	from := "a short run of every stage"
+	if est.Roots < est.TotalRoots {
+		from = fmt.Sprintf("extrapolated from %d of %d roots, a short run of every stage", est.Roots, est.TotalRoots)
+	}
+	fmt.Fprintf(w, "%s (%s, %s):\n", what, from, est.Took.Round(100*time.Millisecond))
 	secs := func(x float64) time.Duration {
 		return roundEstimate(time.Duration(x*float64(time.Second)) * time.Duration(times))
 	}
@@ -215,7 +219,7 @@ func (o *TrainOptions) AddFlags(fs *pflag.FlagSet) {
 	addSpillFlag(fs, &o.Spill)
 	fs.BoolVar(&o.NoSave, "no-save", false, "do not persist models and run record")
 	fs.BoolVar(&o.JSON, "json", false, "print the run record as JSON")
-	fs.BoolVar(&o.EstimateOnly, "estimate-only", false, "print the time estimate and stop")
+	fs.BoolVar(&o.EstimateOnly, "estimate-only", false, "print the time estimate and stop (it samples 2000 seeded roots and extrapolates to all of them)")
 }
 
 var errEstimateOnly = errors.New("estimate only")
@@ -299,6 +303,7 @@ of every stage.
 			defer cancel(nil)
 			rec, res, err := runs.Train(ctx, g, cfg, &runs.TrainOptions{
 				Variants: variants, Diagnostics: o.Diagnostics, NoSave: o.NoSave, Callbacks: sp.callbacks(), Scratch: scratchFor(o.Spill),
+				EstimateOnly: o.EstimateOnly,
 				Sampled: func(in *pipeline.Input, d time.Duration) {
 					fmt.Fprintf(errOut, "sampled %d subgraphs in %s\n", len(in.Subgraphs), d.Round(time.Millisecond))
 				},

@@ -1,0 +1,125 @@
+package pipeline
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/fasd-db/fasd/fasd/nn"
+)
+
+// bailSizedGCN is a random graph of the Bail size (18,876 nodes, ≈ 312k
+// undirected edges, D = 18) with a 20 % train split, and its sparseGCN with
+// hidden width 64.
+func bailSizedGCN(b testing.TB) (*sparseGCN, []uint32, []int8) {
+	const n, m, d, h = 18876, 312000, 18, 64
+	rng := rand.New(rand.NewPCG(1, 2))
+	edges := make([][2]uint32, m)
+	for i := range edges {
+		edges[i] = [2]uint32{uint32(rng.IntN(n)), uint32(rng.IntN(n))}
+	}
+	x := make([]float32, n*d)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	labels := make([]int8, n)
+	var train []uint32
+	for v := range labels {
+		labels[v] = int8(rng.IntN(2))
+		if rng.Float64() < 0.2 {
+			train = append(train, uint32(v))
+		}
+	}
+	g, err := newSparseGCN(n, d, h, edges, x, rand.New(rand.NewPCG(3, 4)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return g, train, labels
+}
+
+// BenchmarkSparseGCNEpoch is one epoch of the GCN baseline as trainFullGraph
+// runs it (forward with dropout, backward, Adam step, forward for
+// validation) on a Bail-sized random graph. It reports ns/epoch and the
+// memory traffic of the epoch's model (gcnEpochBytes) per second. It runs
+// GOMAXPROCS workers, as fasd train does with its default two.
+func BenchmarkSparseGCNEpoch(b *testing.B) {
+	g, train, labels := bailSizedGCN(b)
+	g.workers = runtime.GOMAXPROCS(0)
+	opt := nn.NewAdam(g.params(), nn.AdamConfig{LR: 1e-3, WeightDecay: 1e-4})
+	rng := rand.New(rand.NewPCG(5, 6))
+	epoch := func() {
+		nn.ZeroGrads(g.params())
+		g.forward(0.3, rng)
+		g.backward(train, labels)
+		opt.Step()
+		g.forward(0, nil)
+	}
+	epoch() // the workers' scratch is allocated on first use
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		epoch()
+	}
+	ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	b.ReportMetric(ns, "ns/epoch")
+	b.ReportMetric(float64(gcnEpochBytes(g))/ns, "GB/s")
+	b.ReportMetric(float64(gcnEpochBytes(g))/1e6, "MB/epoch")
+}
+
+// BenchmarkStreamTriad measures this machine's memory bandwidth the way
+// STREAM's triad does, a[i] = b[i] + s·c[i] over three 64 MiB float32
+// arrays, with GOMAXPROCS goroutines on contiguous blocks; GB/s counts
+// 12 bytes per element (two reads, one write), as STREAM does.
+func BenchmarkStreamTriad(b *testing.B) {
+	const n = 16 << 20
+	a, x, y := make([]float32, n), make([]float32, n), make([]float32, n)
+	for i := range x {
+		x[i], y[i] = float32(i), float32(n-i)
+	}
+	p := runtime.GOMAXPROCS(0)
+	b.ResetTimer()
+	for b.Loop() {
+		var wg sync.WaitGroup
+		for w := 0; w < p; w++ {
+			lo, hi := w*n/p, (w+1)*n/p
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				aa, xx, yy := a[lo:hi], x[lo:hi], y[lo:hi]
+				for i := range aa {
+					aa[i] = xx[i] + 3*yy[i]
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	b.ReportMetric(12*n/ns, "GB/s")
+}
+
+// gcnEpochBytes is the memory traffic of one epoch of BenchmarkSparseGCNEpoch
+// as baseline.go computes it, with every array read or written once per
+// pass (no reuse between passes; a worker's block of P1 or dP1 stays in
+// its cache):
+//
+//   - three products Â·(n×2) (forward, backward, validation forward), each
+//     reading the CSR (row pointers, column indices, values: 4 + 8·nnz
+//     bytes), its n×2 source and writing its n×2 result;
+//   - the dropout mask, written (one bit per entry of H1);
+//   - the training forward: read Â·X (n×d) and the mask, write H1 (n×h)
+//     and H1·W2 (n×2);
+//   - the validation forward: read Â·X, write H1·W2;
+//   - backward: read H1 and Â·X (dP1 stays in the block).
+func gcnEpochBytes(g *sparseGCN) int64 {
+	n, d, h, nnz := int64(g.n), int64(g.d), int64(g.h), int64(len(g.col))
+	const f = 4
+	csr := f*(n+1) + 8*nnz
+	sparse := 3 * (csr + 2*f*n*2)
+	nh, nd, n2, mask := f*n*h, f*n*d, f*n*2, n*h/8
+	dense := mask + // dropout mask
+		nd + mask + nh + n2 + // training forward
+		nd + n2 + // validation forward
+		nh + nd // backward
+	return sparse + dense
+}

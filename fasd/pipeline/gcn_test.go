@@ -1,0 +1,219 @@
+package pipeline
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/fasd-db/fasd/fasd/autodiff"
+	"github.com/fasd-db/fasd/fasd/nn"
+)
+
+// gcnCase is a small random graph for the GCN baseline's tests.
+type gcnCase struct {
+	name    string
+	n, d, h int
+	m       int // random edges (self-loops and duplicates included); 0: Â = I
+	seed    uint64
+	dropout float64
+}
+
+func (c gcnCase) build(t *testing.T) (edges [][2]uint32, x []float32, train []uint32, labels []int8) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(c.seed, 1))
+	for i := 0; i < c.m; i++ {
+		edges = append(edges, [2]uint32{uint32(rng.IntN(c.n)), uint32(rng.IntN(c.n))})
+	}
+	x = make([]float32, c.n*c.d)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	labels = make([]int8, c.n)
+	for v := range labels {
+		labels[v] = int8(rng.IntN(2))
+		if rng.IntN(3) == 0 {
+			train = append(train, uint32(v))
+		}
+	}
+	return edges, x, train, labels
+}
+
+var gcnCases = []gcnCase{
+	{name: "tiny", n: 7, d: 3, h: 4, m: 9, seed: 1},
+	{name: "dropout", n: 60, d: 5, h: 8, m: 200, seed: 2, dropout: 0.3},
+	{name: "no edges (MLP)", n: 40, d: 4, h: 6, seed: 3, dropout: 0.5},
+	{name: "several blocks", n: 1300, d: 18, h: 16, m: 9000, seed: 4, dropout: 0.3},
+}
+
+func closeTo(a, b, tol float64) bool {
+	return math.Abs(a-b) <= tol*max(1, math.Abs(a), math.Abs(b))
+}
+
+// TestSparseGCNMatchesReference compares the baseline's forward logits,
+// loss and gradients with the straightforward implementation (refGCN, which
+// multiplies Â by X·W1 every epoch): the same initial weights and dropout
+// masks, results within 1e-5.
+func TestSparseGCNMatchesReference(t *testing.T) {
+	for _, c := range gcnCases {
+		t.Run(c.name, func(t *testing.T) {
+			edges, x, train, labels := c.build(t)
+			ref, err := newRefGCN(c.n, c.d, c.h, edges, x, rand.New(rand.NewPCG(c.seed, 9)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := newSparseGCN(c.n, c.d, c.h, edges, x, rand.New(rand.NewPCG(c.seed, 9)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			g.workers = 3
+			for step := 0; step < 3; step++ {
+				nn.ZeroGrads(ref.params())
+				nn.ZeroGrads(g.params())
+				ref.forward(c.dropout, rand.New(rand.NewPCG(uint64(step), 5)))
+				g.forward(c.dropout, rand.New(rand.NewPCG(uint64(step), 5)))
+				for i := range g.z {
+					if !closeTo(float64(g.z[i]), float64(ref.z[i]), 1e-5) {
+						t.Fatalf("step %d: z[%d] = %g, reference %g", step, i, g.z[i], ref.z[i])
+					}
+				}
+				lr, lg := ref.backward(train, labels), g.backward(train, labels)
+				if !closeTo(lr, lg, 1e-5) {
+					t.Fatalf("step %d: loss %g, reference %g", step, lg, lr)
+				}
+				rp := ref.params()
+				for k, p := range g.params() {
+					for i := range p.Grad {
+						if !closeTo(float64(p.Grad[i]), float64(rp[k].Grad[i]), 1e-5) {
+							t.Fatalf("step %d: %s grad[%d] = %g, reference %g", step, p.Name, i, p.Grad[i], rp[k].Grad[i])
+						}
+					}
+					// Both take the same step, so that the next one compares
+					// the same weights.
+					for i := range p.Value.Data {
+						p.Value.Data[i] -= 0.5 * p.Grad[i]
+						rp[k].Value.Data[i] = p.Value.Data[i]
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestSparseGCNWorkersBitIdentical checks that the worker count changes no
+// bit of the logits, the loss or the gradients.
+func TestSparseGCNWorkersBitIdentical(t *testing.T) {
+	c := gcnCases[3]
+	edges, x, train, labels := c.build(t)
+	run := func(workers int) ([]float32, float64, [][]float32) {
+		g, err := newSparseGCN(c.n, c.d, c.h, edges, x, rand.New(rand.NewPCG(1, 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.workers = workers
+		g.forward(c.dropout, rand.New(rand.NewPCG(3, 4)))
+		loss := g.backward(train, labels)
+		var grads [][]float32
+		for _, p := range g.params() {
+			grads = append(grads, append([]float32(nil), p.Grad...))
+		}
+		g.forward(0, nil)
+		return append([]float32(nil), g.z...), loss, grads
+	}
+	z1, l1, g1 := run(1)
+	for _, w := range []int{2, 5} {
+		z, l, gr := run(w)
+		if l != l1 {
+			t.Fatalf("%d workers: loss %v, 1 worker %v", w, l, l1)
+		}
+		for i := range z {
+			if math.Float32bits(z[i]) != math.Float32bits(z1[i]) {
+				t.Fatalf("%d workers: z[%d] = %v, 1 worker %v", w, i, z[i], z1[i])
+			}
+		}
+		for k := range gr {
+			for i := range gr[k] {
+				if math.Float32bits(gr[k][i]) != math.Float32bits(g1[k][i]) {
+					t.Fatalf("%d workers: grad %d[%d] = %v, 1 worker %v", w, k, i, gr[k][i], g1[k][i])
+				}
+			}
+		}
+	}
+}
+
+// TestSparseGCNGradientFD checks backward against central finite
+// differences of the loss (no dropout), on every parameter entry whose
+// ±eps step switches no ReLU.
+func TestSparseGCNGradientFD(t *testing.T) {
+	for _, c := range gcnCases[:3] {
+		t.Run(c.name, func(t *testing.T) {
+			edges, x, train, labels := c.build(t)
+			g, err := newSparseGCN(c.n, c.d, c.h, edges, x, rand.New(rand.NewPCG(c.seed, 9)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Non-zero biases, so that the ReLU sees both signs off zero.
+			for i := range g.b1.Value.Data {
+				g.b1.Value.Data[i] = 0.1 * float32(i%3-1)
+			}
+			var kink bool // the last loss() saw another ReLU pattern
+			var pattern []bool
+			noDrop := rand.New(rand.NewPCG(0, 0)) // p = 0 draws nothing
+			loss := func() float64 {
+				g.forward(0, noDrop) // keeps H1 = ReLU(P1)
+				for i, v := range g.h1 {
+					if pattern != nil && (v > 0) != pattern[i] {
+						kink = true
+					}
+				}
+				var l float64
+				for _, u := range train {
+					a, b := float64(g.z[2*u]), float64(g.z[2*u+1])
+					m := max(a, b)
+					lse := m + math.Log(math.Exp(a-m)+math.Exp(b-m))
+					if labels[u] == 1 {
+						l += lse - b
+					} else {
+						l += lse - a
+					}
+				}
+				return l / float64(len(train))
+			}
+			nn.ZeroGrads(g.params())
+			g.forward(0, noDrop)
+			g.backward(train, labels)
+			for _, v := range g.h1 {
+				pattern = append(pattern, v > 0)
+			}
+			const eps = 1e-3
+			checked := 0
+			for _, p := range g.params() {
+				grad := append([]float32(nil), p.Grad...)
+				for i := range p.Value.Data {
+					kink = false
+					fd := fdEntry(p, i, eps, loss)
+					if kink {
+						continue // a ReLU switched within ±eps: no derivative to compare
+					}
+					checked++
+					if math.Abs(fd-float64(grad[i])) > 2e-3+2e-2*math.Abs(fd) {
+						t.Errorf("%s[%d]: backward %g, finite difference %g", p.Name, i, grad[i], fd)
+					}
+				}
+			}
+			if total := len(g.w1.Value.Data) + len(g.b1.Value.Data) + len(g.w2.Value.Data) + len(g.b2.Value.Data); checked < total/2 {
+				t.Fatalf("only %d of %d entries checked (ReLU kinks)", checked, total)
+			}
+		})
+	}
+}
+
+// fdEntry is the central difference of loss in entry i of p.
+func fdEntry(p *autodiff.Param[float32], i int, eps float64, loss func() float64) float64 {
+	v := p.Value.Data[i]
+	p.Value.Data[i] = v + float32(eps)
+	up := loss()
+	p.Value.Data[i] = v - float32(eps)
+	down := loss()
+	p.Value.Data[i] = v
+	return (up - down) / (2 * eps)
+}
