@@ -231,10 +231,7 @@ func (s *selector) observe(epoch int, p1 []float64) (float64, bool, error) {
 	s.res.BestEpoch, s.res.ValAcc, s.res.ValAUC, s.res.Test = epoch, Num(mv.Acc), Num(mv.AUC), metricsOf(m)
 	s.res.Threshold = Num(thr)
 	if s.ev.keep {
-		s.res.Scores = s.res.Scores[:0]
-		for _, p := range p1 {
-			s.res.Scores = append(s.res.Scores, p)
-		}
+		s.res.Scores = append(s.res.Scores[:0], p1...)
 	}
 	return acc, true, nil
 }
