@@ -148,3 +148,16 @@ func commitGuarded(s storage.Store, b storage.Batch, part uint32, want []byte) e
 	}
 	return nil
 }
+
+// ReleaseLease deletes l and the keys del in one batch guarded by l; it
+// returns ErrLeaseLost when l is no longer the part's lease.
+func ReleaseLease(s storage.Store, l Lease, del ...[]byte) error {
+	b := s.NewBatch()
+	defer b.Close()
+	for _, k := range append(del, leaseKey(l.Part)) {
+		if err := b.Delete(k); err != nil {
+			return fmt.Errorf("query: release part %d: %w", l.Part, err)
+		}
+	}
+	return commitGuarded(s, b, l.Part, l.raw)
+}
