@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fasd-db/fasd/storage"
 )
@@ -15,8 +16,10 @@ import (
 // (nil: absent): BEGIN, the lock's fence and a read of the guard row FOR
 // UPDATE in one round trip, then the writes and COMMIT, or ROLLBACK when
 // the guard differs. Every commit of the store runs on the writer
-// connection under its mutex, so nothing of this handle interleaves; the
-// row lock keeps other sessions' writes to the guard row out until COMMIT.
+// connection under its mutex, so nothing of this handle interleaves; other
+// sessions (a store opened Shared by another process) are kept out by the
+// row lock and the SERIALIZABLE isolation: of two sessions that both found
+// the guard row absent, one fails, and that is a conflict.
 func (s *store) CommitIf(sb storage.Batch, key, want []byte) error {
 	b, ok := sb.(*batch)
 	if !ok || b.s != s {
@@ -43,9 +46,12 @@ func (s *store) CommitIf(sb storage.Batch, key, want []byte) error {
 			err = errors.Join(err, rerr)
 		}
 	}
+	var pe *pgconn.PgError
 	switch {
 	case errors.Is(err, storage.ErrConflict):
 		return err
+	case errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01"):
+		return fmt.Errorf("guard %q: concurrent commit (%s): %w", key, pe.Code, storage.ErrConflict)
 	case fenceFailed(err):
 		return fmt.Errorf("%w: the writer lease of %s was lost (another handle took the store over); nothing was committed", storage.ErrLocked, s.loc.name())
 	case err != nil:
@@ -57,8 +63,10 @@ func (s *store) CommitIf(sb storage.Batch, key, want []byte) error {
 // commitIf runs the guarded transaction; the caller holds wmu and rolls
 // back on error.
 func (s *store) commitIf(ctx context.Context, ops map[string]op, key, want []byte) error {
+	// SERIALIZABLE: two sessions that both find the guard row absent
+	// cannot both insert it; the loser fails with 40001, a conflict.
 	p := &pgx.Batch{}
-	p.Queue("BEGIN")
+	p.Queue("BEGIN ISOLATION LEVEL SERIALIZABLE")
 	s.lock.fence(p)
 	p.Queue(s.sql.get+" FOR UPDATE", key)
 	br := s.writer.SendBatch(ctx, p)
