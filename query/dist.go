@@ -132,6 +132,16 @@ func (d *distRun) await(ctx context.Context, workers []*worker, rs *roaring.Bitm
 			_ = l
 			return d.e.computePart(ctx, workers, rs, d.p.part(part), recs)
 		case errors.Is(err, ErrLeaseHeld), errors.Is(err, ErrLeaseLost):
+			// A worker holds the part: work ahead on a free later part
+			// (staged like a worker's) instead of idling.
+			rep := &WorkReport{}
+			did, err := d.e.workParts(ctx, d.p, &d.o, rep, part+1, true)
+			if err != nil {
+				return err
+			}
+			if did {
+				continue
+			}
 		default:
 			return err
 		}

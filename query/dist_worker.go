@@ -55,7 +55,13 @@ func (e *Engine) workPlan(ctx context.Context, d *Distributed, rep *WorkReport) 
 	if err != nil || p == nil {
 		return false, err
 	}
-	for part := uint32(0); part < p.parts(); part++ {
+	return e.workParts(ctx, p, d, rep, 0, false)
+}
+
+// workParts claims and stages the free parts of p from part first on;
+// with one, it returns after the first part it claims.
+func (e *Engine) workParts(ctx context.Context, p *plan, d *Distributed, rep *WorkReport, first uint32, one bool) (did bool, err error) {
+	for part := first; part < p.parts(); part++ {
 		if err := ctx.Err(); err != nil {
 			return did, err
 		}
@@ -87,6 +93,9 @@ func (e *Engine) workPlan(ctx context.Context, d *Distributed, rep *WorkReport) 
 			return did, err
 		}
 		rep.Parts++
+		if one {
+			return did, nil
+		}
 	}
 	return did, nil
 }
