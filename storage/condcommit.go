@@ -14,7 +14,7 @@ var ErrConflict = errors.New("storage: guard key changed; batch not committed")
 // CondCommitter is implemented by stores that commit a batch guarded by
 // one key's value in one atomic step on the engine (the Postgres backend:
 // the check and the writes in one transaction). Local engines do not
-// implement it; CommitIf falls back to a per-store mutex there, which is
+// implement it; CommitIf falls back to a process-wide mutex there, which is
 // atomic because such a store is opened by one process only and every
 // guarded write of the process goes through CommitIf.
 type CondCommitter interface {
@@ -24,8 +24,10 @@ type CondCommitter interface {
 	CommitIf(b Batch, key, want []byte) error
 }
 
-// guards holds the fallback mutex of each store that CommitIf was called on.
-var guards sync.Map // Store → *sync.Mutex
+// guardMu serialises the fallback's guarded commits of every store of the
+// process: one mutex rather than one per store, so that closed stores
+// leave nothing behind; guarded commits (leases) are few.
+var guardMu sync.Mutex
 
 // CommitIf commits b only if key holds want (nil: key absent), atomically
 // with respect to every other CommitIf on s, and returns ErrConflict
@@ -37,10 +39,8 @@ func CommitIf(s Store, b Batch, key, want []byte) error {
 	if c, ok := s.(CondCommitter); ok {
 		return c.CommitIf(b, key, want)
 	}
-	m, _ := guards.LoadOrStore(s, new(sync.Mutex))
-	mu := m.(*sync.Mutex)
-	mu.Lock()
-	defer mu.Unlock()
+	guardMu.Lock()
+	defer guardMu.Unlock()
 	got, err := s.Get(key)
 	switch {
 	case errors.Is(err, ErrNotFound):

@@ -57,7 +57,7 @@
 // compare-and-set that leases and fencing tokens above this layer are built
 // on. A store on a server checks and writes in one transaction (it
 // implements CondCommitter); a local engine, open in one process only,
-// serialises guarded commits with a mutex per store.
+// serialises guarded commits with a mutex of the process.
 //
 // # Concurrency
 //
