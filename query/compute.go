@@ -318,23 +318,22 @@ func (e *Engine) recomputeRoots(ctx context.Context, roots, only *roaring.Bitmap
 	list := roots.ToArray()
 	total := len(list)
 	recs := make([]*rootRecord, e.opts.ChunkRoots)
+	var d *distRun
+	if e.opts.Distributed != nil {
+		if d, err = e.startPlan(views[0].Version(), list); err != nil {
+			return err
+		}
+	}
 	for lo := 0; lo < total; lo += e.opts.ChunkRoots {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		chunk := list[lo:min(lo+e.opts.ChunkRoots, total)]
-		if views[0].BatchedReads() {
-			ra, err := e.readAhead(views[0], workers[0].smp, rs, chunk)
-			if err != nil {
+		if d != nil {
+			if err := d.await(ctx, workers, rs, uint32(lo/e.opts.ChunkRoots), recs[:len(chunk)]); err != nil {
 				return err
 			}
-			for _, w := range workers {
-				if err := w.view.SetReadAhead(ra); err != nil {
-					return err
-				}
-			}
-		}
-		if err := e.computeChunk(ctx, workers, rs, chunk, recs[:len(chunk)]); err != nil {
+		} else if err := e.computePart(ctx, workers, rs, chunk, recs[:len(chunk)]); err != nil {
 			return err
 		}
 		if err := e.commitRoots(chunk, recs[:len(chunk)]); err != nil {
@@ -344,7 +343,29 @@ func (e *Engine) recomputeRoots(ctx context.Context, roots, only *roaring.Bitmap
 			e.opts.Progress("subgraphs", lo+len(chunk), total)
 		}
 	}
+	if d != nil {
+		if err := d.finish(); err != nil {
+			return err
+		}
+	}
 	return e.recomputeAffected(ctx, views[0].Version(), only)
+}
+
+// computePart computes the records of chunk with workers, reading the
+// chunk's samples ahead first on a store with batched reads.
+func (e *Engine) computePart(ctx context.Context, workers []*worker, rs *roaring.Bitmap, chunk []uint32, recs []*rootRecord) error {
+	if workers[0].view.BatchedReads() {
+		ra, err := e.readAhead(workers[0].view, workers[0].smp, rs, chunk)
+		if err != nil {
+			return err
+		}
+		for _, w := range workers {
+			if err := w.view.SetReadAhead(ra); err != nil {
+				return err
+			}
+		}
+	}
+	return e.computeChunk(ctx, workers, rs, chunk, recs)
 }
 
 // computeChunk computes the records of chunk in parallel; recs[i] is nil

@@ -121,6 +121,25 @@
 // views (marked stale) until a full refresh, so no view ever mixes old and
 // new subgraphs. Writers are serialised by one mutex.
 //
+// # Distributed work
+//
+// Parts of a materialize or refresh can be computed by other workers
+// (goroutines, or processes on a shared server store). A worker claims a
+// part by a lease kept in the store itself (ClaimLease): a key written by
+// a guarded commit (storage.CommitIf) that expects the value it read, so
+// two workers never both win a part, and that raises a generation number
+// on every claim. The holder writes for the part only through
+// CommitUnderLease, guarded by its exact lease value: once its lease
+// expired and another worker claimed the part, the generation differs and
+// its write is refused (ErrLeaseLost). Deadlines decide only when a part
+// may be claimed again; admission is decided by the generation in the
+// data, not by anyone's clock, so a stalled or partitioned worker cannot
+// commit late. The leases sit in the store rather than in a job-queue
+// library (River and the like are bound to PostgreSQL) because the
+// compare-and-set is the one thing they need and every engine provides
+// it, so the same code runs on Pebble and Badger in one process and on
+// PostgreSQL across machines.
+//
 // # Key layout
 //
 // Every view key starts with 'V' (index.PrefixViews; index.KeyPrefixes
@@ -144,6 +163,9 @@
 //	                    version │ u64 model tag │ k × 2×f64 mean
 //	"V" "c" node:u32    roaring bitmap: roots whose subgraph contains node
 //	"V" "e" node:u32    roaring bitmap: roots that expanded node
+//	"V" "L" part:u32    lease of a part of distributed work: u64
+//	                    generation │ i64 deadline (unix ns) │ owner
+//	                    (big-endian; see "Distributed work")
 //
 // Bitmaps are stored in a canonical form (rebuilt and run-optimised), so
 // equal sets are equal bytes.

@@ -75,6 +75,12 @@ type Options struct {
 	// Materialize and Refresh with the stage ("subgraphs" or "nodes") and
 	// the amount done of the total.
 	Progress func(stage string, done, total int)
+	// Distributed, if set, makes Materialize and Refresh coordinators of
+	// distributed work: they publish the to-do roots as parts that workers
+	// (Engine.Work, in this process or others on a shared store) claim by
+	// leases in the store, and fold the staged parts into the views in
+	// order, computing a part themselves when no worker holds it.
+	Distributed *Distributed
 	// SubgraphCacheBytes bounds the in-memory cache of debiased subgraphs
 	// that Subgraph regenerates; 0 means 64 MiB, negative means no cache.
 	SubgraphCacheBytes int64
@@ -211,6 +217,9 @@ type Engine struct {
 	closeE  error
 
 	stats engineStats
+	// testHookBeforeStage, set by tests, runs in Work between computing a
+	// part and staging it.
+	testHookBeforeStage func(Lease)
 }
 
 // Counters are cumulative counts of the engine's work since Open, and the

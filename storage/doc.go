@@ -50,6 +50,15 @@
 // server reads them in one round trip (it implements MultiGetter), a
 // local engine with one Get each, which costs it nothing more.
 //
+// # Guarded commits
+//
+// CommitIf commits a batch only if one guard key holds an expected value
+// (or is absent), and reports ErrConflict otherwise, committing nothing: the
+// compare-and-set that leases and fencing tokens above this layer are built
+// on. A store on a server checks and writes in one transaction (it
+// implements CondCommitter); a local engine, open in one process only,
+// serialises guarded commits with a mutex of the process.
+//
 // # Concurrency
 //
 // Get, NewIter and NewSnapshot are safe to call from concurrent goroutines,

@@ -75,6 +75,9 @@ func Open(dir string, opts *Options) (_ Store, err error) {
 		return nil, err
 	}
 	readOnly := opts != nil && opts.ReadOnly
+	if opts != nil && opts.Shared {
+		return nil, fmt.Errorf("storage: Shared needs a store on a server (a %s DSN), not the directory %s", Postgres, dir)
+	}
 	if fresh && (readOnly || opts != nil && opts.MustExist) {
 		if _, serr := os.Stat(dir); serr != nil {
 			return nil, fmt.Errorf("%w: %s does not exist: %w", ErrNotStore, dir, serr)
@@ -154,7 +157,11 @@ func openDSN(dsn string, opts *Options) (_ Store, err error) {
 			err = errors.Join(err, s.Close())
 		}
 	}()
-	if err := initMeta(s, Postgres); err != nil {
+	meta := initMeta
+	if o.Shared {
+		meta = checkMeta
+	}
+	if err := meta(s, Postgres); err != nil {
 		return nil, fmt.Errorf("storage: %s store: %w", Postgres, err)
 	}
 	return s, nil

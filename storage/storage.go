@@ -195,6 +195,12 @@ type Options struct {
 	// writable open: Open then falls back to one (Badger's own flushes and
 	// compactions then run as in any writable open, nothing else writes).
 	ReadOnly bool
+	// Shared opens an existing store on a server (a DSN) without taking its
+	// single-writer lock, beside the writer: for processes that read, or
+	// write only through CommitIf (distributed workers, serve replicas).
+	// Batch.Commit then fails with ErrReadOnly; CommitIf works. Local
+	// engines are opened by one process only and refuse it.
+	Shared bool
 	// MustExist makes Open refuse, with ErrNotStore, a missing or empty
 	// directory instead of creating a store there (ReadOnly implies it).
 	MustExist bool
@@ -240,6 +246,9 @@ func (o *Options) Validate() error {
 	}
 	if o.ReadOnly && o.InMemory {
 		errs = append(errs, errors.New("storage: ReadOnly and InMemory exclude each other (an in-memory store starts empty)"))
+	}
+	if o.Shared && o.Backend != "" && o.Backend != Postgres {
+		errs = append(errs, fmt.Errorf("storage: Shared needs a store on a server (the %s backend), not %s", Postgres, o.Backend))
 	}
 	if o.CacheBytes < 0 {
 		errs = append(errs, fmt.Errorf("storage: CacheBytes must not be negative, got %d", o.CacheBytes))

@@ -173,6 +173,20 @@ func TestOptions_Validate(t *testing.T) {
 	}
 }
 
+// TestOpen_SharedNeedsServer: a local store is opened by one process only,
+// so Shared is refused for a directory and for a local backend.
+func TestOpen_SharedNeedsServer(t *testing.T) {
+	for _, o := range []*storage.Options{{Shared: true}, {Shared: true, Backend: storage.Pebble}, {Shared: true, Backend: storage.Badger}} {
+		if s, err := storage.Open(t.TempDir(), o); err == nil {
+			s.Close()
+			t.Fatalf("shared open of a directory with backend %q succeeded", o.Backend)
+		}
+	}
+	if err := (&storage.Options{Shared: true, Backend: storage.Pebble}).Validate(); err == nil {
+		t.Fatal("Validate accepts Shared with Pebble")
+	}
+}
+
 func TestPrefixEnd(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"a", "b"}, {"a\xff", "b"}, {"\xff\xff", ""}, {"ab", "ac"}, {"", ""},

@@ -73,6 +73,18 @@
 // commit (storage.ErrLocked). After a crash the store can be reopened
 // once the lease has expired.
 //
+// # Guarded commits and shared handles
+//
+// CommitIf (storage.CondCommitter) runs BEGIN ISOLATION LEVEL
+// SERIALIZABLE, the writer fence and a read of the guard row FOR UPDATE in
+// one round trip, compares, then writes and commits (or rolls back and
+// reports storage.ErrConflict) in a second; a serialization failure
+// (40001, 40P01) is a conflict too, so two sessions that both found the
+// guard row absent cannot both create it. A store opened with
+// storage.Options.Shared takes no writer lock, refuses plain commits with
+// storage.ErrReadOnly and writes only through CommitIf: the distributed
+// workers of the query engine open the store that way beside its writer.
+//
 // # CockroachDB
 //
 // The SQL above is in the subset PostgreSQL and CockroachDB share. What

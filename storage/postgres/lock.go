@@ -137,3 +137,12 @@ func fenceFailed(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "22012" // division_by_zero
 }
+
+// sharedLock is the lock of a store opened shared: it holds nothing and
+// fences nothing; such a store writes only through CommitIf, whose guard
+// key is the fence.
+type sharedLock struct{}
+
+func (sharedLock) fence(*pgx.Batch) {}
+
+func (sharedLock) release(context.Context) error { return nil }

@@ -32,6 +32,7 @@ type store struct {
 	wmu     sync.Mutex // serializes commits on writer
 	writer  *pgx.Conn  // the connection every commit runs on
 	lock    writerLock
+	shared  bool // opened without the writer lock (Options.Shared)
 	openMu  sync.Mutex
 	openTxs map[*snapshot]struct{} // closed with the store
 }
@@ -112,8 +113,11 @@ func open(dsn string, o storage.Options) (_ storage.Store, err error) {
 	if lock == "" {
 		lock = s.d.lock
 	}
-	switch lock {
-	case "advisory":
+	s.shared = o.Shared
+	switch {
+	case o.Shared:
+		s.lock = sharedLock{}
+	case lock == "advisory":
 		s.lock, err = acquireAdvisory(ctx, s.writer, loc)
 	default:
 		s.lock, err = acquireLease(ctx, s.pool, loc, s.rep)
@@ -395,6 +399,10 @@ func (b *batch) Commit() error {
 	s := b.s
 	if s.closed.Load() {
 		return storage.ErrClosed
+	}
+	if s.shared {
+		b.done, b.ops = true, nil
+		return fmt.Errorf("%w: %s is open shared (without the writer lock); only guarded commits write", storage.ErrReadOnly, s.loc.name())
 	}
 	b.done = true
 	var setK, setV, delK [][]byte

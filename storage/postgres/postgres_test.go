@@ -3,8 +3,10 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/fasd-db/fasd/storage"
@@ -158,5 +160,58 @@ func TestOpen_ErrorsHidePassword(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("error shows the password: %v", err)
+	}
+}
+
+// TestShared: a store opened Shared beside the writer reads, refuses plain
+// commits and writes through CommitIf; two shared handles racing to
+// create one guard key let exactly one through.
+func TestShared(t *testing.T) {
+	dsn := storagetest.PostgresDSN(t)
+	w, err := storage.Open(dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var shared []storage.Store
+	for range 2 {
+		s, err := storage.Open(dsn, &storage.Options{Shared: true})
+		if err != nil {
+			t.Fatalf("shared open beside the writer: %v", err)
+		}
+		defer s.Close()
+		shared = append(shared, s)
+	}
+	b := shared[0].NewBatch()
+	_ = b.Set([]byte("x"), []byte("1"))
+	if err := b.Commit(); !errors.Is(err, storage.ErrReadOnly) {
+		t.Fatalf("plain commit of a shared store: %v, want ErrReadOnly", err)
+	}
+	for round := range 5 {
+		key := []byte(fmt.Sprintf("guard-%d", round))
+		errs := make([]error, len(shared))
+		var wg sync.WaitGroup
+		for i, s := range shared {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				b := s.NewBatch()
+				_ = b.Set(key, []byte{byte(i)})
+				errs[i] = storage.CommitIf(s, b, key, nil)
+			}()
+		}
+		wg.Wait()
+		wins := 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				wins++
+			case !errors.Is(err, storage.ErrConflict):
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		if wins != 1 {
+			t.Fatalf("round %d: %d shared handles created the guard key, want 1", round, wins)
+		}
 	}
 }

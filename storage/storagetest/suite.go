@@ -36,6 +36,7 @@ func Run(t *testing.T, open Opener) {
 		{"ManyKeys", testManyKeys},
 		{"OracleRandomOps", testOracle},
 		{"GetMany", testGetMany},
+		{"CommitIf", testCommitIf},
 		{"IterPages", testIterPages},
 		{"CloseIdempotent", testClose},
 	}

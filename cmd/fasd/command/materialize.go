@@ -22,6 +22,9 @@ type EngineOptions struct {
 	DB      string
 	Workers int
 	JSON    bool
+	// Distributed, when set, makes Materialize and Refresh coordinators
+	// of fasd worker processes.
+	Distributed *query.Distributed
 }
 
 // AddFlags registers the shared flags.
@@ -44,7 +47,7 @@ func (o *EngineOptions) openEngine(name string, errOut io.Writer) (*query.Engine
 		return nil, nil, fmt.Errorf("%s: %w at %s", name, ErrNoStore, o.DB)
 	}
 	bars := &stageBars{w: errOut, bars: map[string]*progress.Bar{}}
-	e, err := query.Open(o.DB, &query.Options{Workers: o.Workers, Progress: bars.progress, LoadModel: runs.LoadLatest, Storage: storageOptions(&storage.Options{MustExist: true})})
+	e, err := query.Open(o.DB, &query.Options{Workers: o.Workers, Progress: bars.progress, Distributed: o.Distributed, LoadModel: runs.LoadLatest, Storage: storageOptions(&storage.Options{MustExist: true})})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -84,8 +87,9 @@ func printRefresh(w io.Writer, verb string, rep *query.RefreshReport) {
 
 func newMaterializeCommand() *cobra.Command {
 	o := &EngineOptions{}
+	d := &distFlags{}
 	cmd := &cobra.Command{
-		Use:   "materialize --db DIR [--workers N] [--json]",
+		Use:   "materialize --db DIR [--workers N] [--distributed] [--json]",
 		Short: "Build the fair-prediction views (resumable)",
 		Long: `Materialize samples, debiases and classifies the subgraph of every root (the
 labelled nodes) with the latest trained models and stores per-node averaged
@@ -95,6 +99,9 @@ finished; running it again resumes.
 ` + exitHelp,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if d.on {
+				o.Distributed = d.options("coordinator")
+			}
 			e, _, err := o.openEngine("materialize", cmd.ErrOrStderr())
 			if err != nil {
 				return err
@@ -112,13 +119,15 @@ finished; running it again resumes.
 		},
 	}
 	o.AddFlags(cmd.Flags())
+	d.addCoordinatorFlags(cmd)
 	return cmd
 }
 
 func newRefreshCommand() *cobra.Command {
 	o := &EngineOptions{}
+	d := &distFlags{}
 	cmd := &cobra.Command{
-		Use:   "refresh --db DIR [--workers N] [--json]",
+		Use:   "refresh --db DIR [--workers N] [--distributed] [--json]",
 		Short: "Re-debias the subgraphs that updates made dirty",
 		Long: `Refresh re-samples and re-debiases, with the existing models, only the
 subgraphs whose sample or content an update may have changed, and updates the
@@ -127,6 +136,9 @@ views of the nodes they contain. Retraining stays fasd train.
 ` + exitHelp,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if d.on {
+				o.Distributed = d.options("coordinator")
+			}
 			e, _, err := o.openEngine("refresh", cmd.ErrOrStderr())
 			if err != nil {
 				return err
@@ -144,5 +156,6 @@ views of the nodes they contain. Retraining stays fasd train.
 		},
 	}
 	o.AddFlags(cmd.Flags())
+	d.addCoordinatorFlags(cmd)
 	return cmd
 }

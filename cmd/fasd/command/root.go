@@ -120,6 +120,6 @@ Diffusion).
 	renameProfileFlags(train, eval, sweep)
 	root.AddCommand(train, eval, sweep)
 	root.AddCommand(newMaterializeCommand(), newPredictCommand(), newUpdateCommand(), newRefreshCommand(),
-		newAuditCommand(), newServeCommand(), newDemoCommand())
+		newAuditCommand(), newServeCommand(), newDemoCommand(), newWorkerCommand())
 	return root
 }

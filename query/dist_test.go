@@ -1,0 +1,171 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fasd-db/fasd/storage"
+)
+
+// distSetup returns a graph store, its model and the views a single
+// process materializes on a copy of it.
+func distSetup(t *testing.T) (storage.Store, *testModel, string) {
+	t.Helper()
+	s, _ := newTestGraph(t, 150, 4, 4, 1)
+	m := newTestModel(featureNames(4), 11, false)
+	ref := openEngine(t, copyGraph(t, s), m)
+	if _, err := ref.Materialize(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s, m, dumpViews(t, ref.store)
+}
+
+func openDist(t *testing.T, s storage.Store, m *testModel, d *Distributed) *Engine {
+	t.Helper()
+	e, err := Open("", &Options{Store: s, Model: m, Workers: 1, ChunkRoots: 7, Distributed: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// runWorkers runs n workers (each an engine of its own on s) until stop is
+// called; hook, if set, becomes each worker's testHookBeforeStage.
+func runWorkers(t *testing.T, s storage.Store, m *testModel, n int, d Distributed, hook func(int, Lease)) (stop func() []*WorkReport) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	reps := make([]*WorkReport, n)
+	for i := range n {
+		w := openDist(t, s, m, nil)
+		if hook != nil {
+			w.testHookBeforeStage = func(l Lease) { hook(i, l) }
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rep, err := w.Work(ctx, &d, true)
+			if err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("worker %d: %v", i, err)
+			}
+			reps[i] = rep
+		}()
+	}
+	return func() []*WorkReport { cancel(); wg.Wait(); return reps }
+}
+
+// TestDistributedMaterialize: with 1–3 workers the coordinator's views
+// equal a single process's bit for bit, and no plan, lease or stage key
+// is left behind.
+func TestDistributedMaterialize(t *testing.T) {
+	onBackends(t, []storage.Backend{storage.Pebble, storage.Postgres}, func(t *testing.T) {
+		for _, n := range []int{0, 2, 3} {
+			s, m, want := distSetup(t)
+			d := Distributed{Poll: time.Millisecond}
+			stop := runWorkers(t, s, m, n, d, nil)
+			c := openDist(t, s, m, &d)
+			_, err := c.Materialize(context.Background())
+			stop()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := dumpViews(t, s); got != want {
+				t.Fatalf("%d workers: distributed views differ from one process:\n%s", n, firstDiff(got, want))
+			}
+		}
+	})
+}
+
+// TestDistributed_ExpiredLeaseCannotStage: a worker whose lease was
+// claimed by another after it expired computes its part but stages
+// nothing.
+func TestDistributed_ExpiredLeaseCannotStage(t *testing.T) {
+	s, m, _ := distSetup(t)
+	c := openDist(t, s, m, &Distributed{})
+	roots := []uint32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+	p, err := c.startPlan(c.version.Load(), roots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Unix(1_000, 0)
+	w := openDist(t, s, m, nil)
+	w.testHookBeforeStage = func(l Lease) {
+		if _, err := ClaimLease(s, l.Part, "thief", t0.Add(time.Hour), time.Hour); err != nil {
+			t.Errorf("thief: %v", err)
+		}
+	}
+	rep, err := w.Work(context.Background(), &Distributed{Now: func() time.Time { return t0 }, LeaseTTL: time.Second}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Parts != 0 || rep.Lost != int(p.p.parts()) {
+		t.Fatalf("report %+v, want 0 parts staged and %d lost", rep, p.p.parts())
+	}
+	for part := range p.p.parts() {
+		if recs, err := readStage(s, p.p, part); err != nil || recs != nil {
+			t.Fatalf("part %d staged after its lease was lost (%v)", part, err)
+		}
+	}
+}
+
+// TestDistributed_DeadWorker: a worker that dies holding a lease leaves
+// its part to be claimed again after the lease expires; the views still
+// equal a single process's.
+func TestDistributed_DeadWorker(t *testing.T) {
+	s, m, want := distSetup(t)
+	var died atomic.Bool
+	d := Distributed{Poll: time.Millisecond, LeaseTTL: 30 * time.Millisecond}
+	stop := runWorkers(t, s, m, 2, d, func(i int, l Lease) {
+		if i == 0 && died.CompareAndSwap(false, true) {
+			runtime.Goexit() // killed between computing and staging
+		}
+	})
+	c := openDist(t, s, m, &d)
+	_, err := c.Materialize(context.Background())
+	stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !died.Load() {
+		t.Log("the doomed worker claimed no part")
+	}
+	if got := dumpViews(t, s); got != want {
+		t.Fatalf("views differ after a dead worker:\n%s", firstDiff(got, want))
+	}
+}
+
+// TestDistributed_CoordinatorResumes: a coordinator stopped after its
+// first folded part leaves a state the next run completes to the same
+// views.
+func TestDistributed_CoordinatorResumes(t *testing.T) {
+	s, m, want := distSetup(t)
+	d := Distributed{Poll: time.Millisecond}
+	stop := runWorkers(t, s, m, 2, d, nil)
+	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	c, err := Open("", &Options{Store: s, Model: m, Workers: 1, ChunkRoots: 7, Distributed: &d,
+		Progress: func(stage string, done, total int) {
+			if stage == "subgraphs" && done >= 14 {
+				cancel()
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Materialize(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted materialize: %v", err)
+	}
+	c.Close()
+	c = openDist(t, s, m, &d)
+	if _, err := c.Materialize(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := dumpViews(t, s); got != want {
+		t.Fatalf("views differ after a resumed coordinator:\n%s", firstDiff(got, want))
+	}
+}
