@@ -98,9 +98,9 @@ type VariantResult struct {
 	// Counterfactual is the share of test nodes whose predicted class
 	// changes when the sensitive attribute's feature column is flipped on
 	// every node (NIFTY's counterfactual fairness; see counterfactual.go);
-	// NaN (null) when Options.Counterfactual is off or no feature column
-	// encodes the sensitive attribute.
-	Counterfactual Num `json:"counterfactual"`
+	// nil (absent) when Options.Counterfactual is off or no feature
+	// column encodes the sensitive attribute.
+	Counterfactual *Num `json:"counterfactual,omitempty"`
 	// Scores is P(1) per node (indexed by node id) at the selected epoch;
 	// set when Options.KeepScores is on.
 	Scores []float64 `json:"-"`
@@ -126,6 +126,12 @@ type evalData struct {
 	// flip is the sensitive feature column to flip for the counterfactual
 	// share (nil: not measured).
 	flip *sensFlip
+}
+
+// numPtr returns a pointer to x.
+func numPtr(x float64) *Num {
+	n := Num(x)
+	return &n
 }
 
 // flipRows returns x with the sensitive feature flipped, or nil when the
@@ -177,7 +183,7 @@ type selector struct {
 }
 
 func newSelector(ev *evalData, v Variant) *selector {
-	s := &selector{ev: ev, best: math.Inf(-1), res: VariantResult{Variant: v, BestEpoch: -1, Threshold: Num(ev.thr), Counterfactual: Num(math.NaN())}}
+	s := &selector{ev: ev, best: math.Inf(-1), res: VariantResult{Variant: v, BestEpoch: -1, Threshold: Num(ev.thr)}}
 	s.p1 = make([]float64, ev.numNodes)
 	s.avg = make([]float64, 2*ev.numNodes)
 	s.counts = make([]int32, ev.numNodes)

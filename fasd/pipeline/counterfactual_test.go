@@ -64,7 +64,10 @@ func TestCounterfactual(t *testing.T) {
 		}
 		out := map[Variant]float64{}
 		for _, vr := range r.Variants {
-			out[vr.Variant] = float64(vr.Counterfactual)
+			out[vr.Variant] = math.NaN()
+			if vr.Counterfactual != nil {
+				out[vr.Variant] = float64(*vr.Counterfactual)
+			}
 		}
 		return out
 	}

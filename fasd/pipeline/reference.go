@@ -36,7 +36,7 @@ func majority(ev *evalData) (VariantResult, error) {
 	}
 	sel.res.ValCurve = nil
 	if ev.flip != nil {
-		sel.res.Counterfactual = 0 // a constant never changes
+		sel.res.Counterfactual = numPtr(0) // a constant never changes
 	}
 	return sel.res, nil
 }

@@ -228,7 +228,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 				if err != nil {
 					return nil, fmt.Errorf("counterfactual: %w", err)
 				}
-				vr.Counterfactual = Num(cf)
+				vr.Counterfactual = numPtr(cf)
 			}
 			res.Models = fasdModels
 			if vr.Probe, err = pr.score(ctx, rep, deb, string(VariantFASD)); err != nil {
@@ -341,7 +341,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 			if err != nil {
 				return nil, fmt.Errorf("w/o diffusion counterfactual: %w", err)
 			}
-			vr.Counterfactual = Num(cf)
+			vr.Counterfactual = numPtr(cf)
 		}
 		if vr.Probe, err = pr.score(ctx, rep, orig, ProbeData); err != nil {
 			return nil, err

@@ -156,6 +156,14 @@ type EvalReport struct {
 	Seconds float64                `json:"seconds"`
 }
 
+// cfOf is a variant's counterfactual share (NaN when not measured).
+func cfOf(vr *pipeline.VariantResult) float64 {
+	if vr.Counterfactual == nil {
+		return math.NaN()
+	}
+	return float64(*vr.Counterfactual)
+}
+
 // safe maps NaN and ±Inf to -1, the EvalStat convention for undefined.
 func safe(x float64) float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -444,7 +452,7 @@ func newEvalCommand() *cobra.Command {
 					ev.val.EO = append(ev.val.EO, safe(100*float64(vm.EO)))
 					t := &vr.Test
 					for m, x := range [nMetrics]float64{100 * float64(t.Acc), 100 * float64(t.AUC), 100 * float64(t.F1), 100 * float64(t.MacroF1),
-						100 * float64(t.DP), 100 * float64(t.EO), auc, 100 * float64(vr.Counterfactual)} {
+						100 * float64(t.DP), 100 * float64(t.EO), auc, 100 * cfOf(&vr)} {
 						ev.v[m] = append(ev.v[m], x)
 					}
 					line := fmt.Sprintf("  %-14s acc %s auc %s f1 %s macro-f1 %s dp %s eo %s", vr.Variant, pct(t.Acc), pct(t.AUC), pct(t.F1),
@@ -452,8 +460,8 @@ func newEvalCommand() *cobra.Command {
 					if vr.Probe != nil {
 						line += " probe AUC " + frac(auc)
 					}
-					if !math.IsNaN(float64(vr.Counterfactual)) {
-						line += " cf " + pct(vr.Counterfactual)
+					if vr.Counterfactual != nil {
+						line += " cf " + pct(*vr.Counterfactual)
 					}
 					if vr.Variant == pipeline.VariantFASDGCN {
 						ev.fellBack = append(ev.fellBack, vr.FellBack)
