@@ -80,6 +80,36 @@ func (e *Engine) newWorker(view *index.View) (*worker, error) {
 	return &worker{e: e, view: view, smp: smp, src: viewNodes{v: view}}, nil
 }
 
+// newWorkers opens e.opts.Workers workers on views of one graph version;
+// release closes them.
+func (e *Engine) newWorkers() (workers []*worker, release func(), err error) {
+	views := make([]*index.View, e.opts.Workers)
+	workers = make([]*worker, e.opts.Workers)
+	release = func() {
+		for i := range views {
+			if workers[i] != nil {
+				workers[i].release()
+			}
+			if views[i] != nil {
+				views[i].Close()
+			}
+		}
+	}
+	for i := range views {
+		if views[i], err = e.g.View(); err == nil && views[i].Version() != views[0].Version() {
+			err = fmt.Errorf("query: the graph changed while the workers opened their views (updates must go through the engine)")
+		}
+		if err == nil {
+			workers[i], err = e.newWorker(views[i])
+		}
+		if err != nil {
+			release()
+			return nil, nil, err
+		}
+	}
+	return workers, release, nil
+}
+
 // release returns the worker's scorer to the pool.
 func (w *worker) release() {
 	if w.scorer != nil {
@@ -286,32 +316,13 @@ func (w *worker) record(ctx context.Context, root uint32) (*rootRecord, error) {
 // cached) until a full refresh. The cold path uses this so that no view
 // ever mixes old and new subgraphs.
 func (e *Engine) recomputeRoots(ctx context.Context, roots, only *roaring.Bitmap) error {
-	views := make([]*index.View, e.opts.Workers)
-	workers := make([]*worker, e.opts.Workers)
-	defer func() {
-		for i := range views {
-			if workers[i] != nil {
-				workers[i].release()
-			}
-			if views[i] != nil {
-				views[i].Close()
-			}
-		}
-	}()
-	for i := range views {
-		v, err := e.g.View()
-		if err != nil {
-			return err
-		}
-		views[i] = v
-		if v.Version() != views[0].Version() {
-			return fmt.Errorf("query: the graph changed during a refresh (updates must go through the engine)")
-		}
-		if workers[i], err = e.newWorker(v); err != nil {
-			return err
-		}
+	workers, release, err := e.newWorkers()
+	if err != nil {
+		return err
 	}
-	rs, err := rootSet(views[0])
+	defer release()
+	view := workers[0].view
+	rs, err := rootSet(view)
 	if err != nil {
 		return err
 	}
@@ -320,7 +331,7 @@ func (e *Engine) recomputeRoots(ctx context.Context, roots, only *roaring.Bitmap
 	recs := make([]*rootRecord, e.opts.ChunkRoots)
 	var d *distRun
 	if e.opts.Distributed != nil {
-		if d, err = e.startPlan(views[0].Version(), list); err != nil {
+		if d, err = e.startPlan(view.Version(), list); err != nil {
 			return err
 		}
 	}
@@ -348,7 +359,7 @@ func (e *Engine) recomputeRoots(ctx context.Context, roots, only *roaring.Bitmap
 			return err
 		}
 	}
-	return e.recomputeAffected(ctx, views[0].Version(), only)
+	return e.recomputeAffected(ctx, view.Version(), only)
 }
 
 // computePart computes the records of chunk with workers, reading the

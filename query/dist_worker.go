@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/fasd-db/fasd/index"
 )
 
 // WorkReport says what one Work call did.
@@ -146,34 +144,4 @@ func (e *Engine) workPart(ctx context.Context, p *plan, l Lease) error {
 		return fmt.Errorf("query: stage part %d: %w", l.Part, err)
 	}
 	return CommitUnderLease(e.store, b, l)
-}
-
-// newWorkers opens e.opts.Workers workers on views of one graph version;
-// release closes them.
-func (e *Engine) newWorkers() (workers []*worker, release func(), err error) {
-	views := make([]*index.View, e.opts.Workers)
-	workers = make([]*worker, e.opts.Workers)
-	release = func() {
-		for i := range views {
-			if workers[i] != nil {
-				workers[i].release()
-			}
-			if views[i] != nil {
-				views[i].Close()
-			}
-		}
-	}
-	for i := range views {
-		if views[i], err = e.g.View(); err == nil && views[i].Version() != views[0].Version() {
-			err = fmt.Errorf("query: the graph changed while a worker opened its views")
-		}
-		if err == nil {
-			workers[i], err = e.newWorker(views[i])
-		}
-		if err != nil {
-			release()
-			return nil, nil, err
-		}
-	}
-	return workers, release, nil
 }
