@@ -58,28 +58,9 @@ func estimateInput(ctx context.Context, v *index.View, cfg *pipeline.Config, lim
 	}
 	slices.Sort(roots) // as trainInput lists them, so pickRoots picks the same
 	total := len(roots)
-	roots = pickRoots(roots, limit, cfg.Seed)
-	s, err := fasd.NewSampler(cfg.SampleOptions())
-	if err != nil {
+	var err error
+	if in.Subgraphs, err = sampleRoots(ctx, v, cfg, d, viewNodes{v: v, in: in}, pickRoots(roots, limit, cfg.Seed), true, onSample); err != nil {
 		return nil, 0, err
-	}
-	src := viewNodes{v: v, in: in}
-	var smp fasd.Sample
-	for _, root := range roots {
-		if err := ctx.Err(); err != nil {
-			return nil, 0, err
-		}
-		if onSample != nil {
-			onSample(root)
-		}
-		if err := s.Sample(v, root, fasd.NewRand(fasd.RootSeed(cfg.Seed, fasd.PurposeSample, root)), &smp); err != nil {
-			return nil, 0, fmt.Errorf("sample root %d: %w", root, err)
-		}
-		sg := new(fasd.Subgraph)
-		if err := fasd.BuildSubgraph(&smp, d, src, sg); err != nil {
-			return nil, 0, fmt.Errorf("build subgraph of root %d: %w", root, err)
-		}
-		in.Subgraphs = append(in.Subgraphs, sg)
 	}
 	return in, total, nil
 }

@@ -56,10 +56,6 @@ func trainInput(ctx context.Context, v *index.View, cfg *pipeline.Config, withGr
 	d := v.NumFeatures()
 	in := &pipeline.Input{NumNodes: n, D: d, Labels: make([]int8, n), Sens: make([]int8, n), Split: make([]fasd.Split, n),
 		FeatureNames: v.FeatureNames()}
-	// The subgraphs are built with features (fasd.BuildSubgraph checks
-	// them) into one scratch buffer, which each then hands back: the
-	// pipeline reads their rows from Input.Features.
-	var xbuf []float32
 	x := make([]float32, 0, n*d)
 	for u := 0; u < n; u++ {
 		if u%4096 == 0 {
@@ -79,10 +75,6 @@ func trainInput(ctx context.Context, v *index.View, cfg *pipeline.Config, withGr
 		in.Split[u] = nd.Split
 	}
 	src := &fasd.ArrayNodes{D: d, X: x, S: in.Sens, Y: in.Labels, Split: in.Split}
-	s, err := fasd.NewSampler(cfg.SampleOptions())
-	if err != nil {
-		return nil, 0, err
-	}
 	var roots []uint32
 	for u := 0; u < n; u++ {
 		if in.Split[u] != fasd.SplitNone {
@@ -90,24 +82,9 @@ func trainInput(ctx context.Context, v *index.View, cfg *pipeline.Config, withGr
 		}
 	}
 	total := len(roots)
-	roots = pickRoots(roots, limit, cfg.Seed)
-	var smp fasd.Sample
-	for _, root := range roots {
-		if err := ctx.Err(); err != nil {
-			return nil, 0, err
-		}
-		if onSample != nil {
-			onSample(root)
-		}
-		if err := s.Sample(v, root, fasd.NewRand(fasd.RootSeed(cfg.Seed, fasd.PurposeSample, root)), &smp); err != nil {
-			return nil, 0, fmt.Errorf("sample root %d: %w", root, err)
-		}
-		sg := &fasd.Subgraph{X: xbuf}
-		if err := fasd.BuildSubgraph(&smp, d, src, sg); err != nil {
-			return nil, 0, fmt.Errorf("build subgraph of root %d: %w", root, err)
-		}
-		xbuf, sg.X = sg.X, nil
-		in.Subgraphs = append(in.Subgraphs, sg)
+	var err error
+	if in.Subgraphs, err = sampleRoots(ctx, v, cfg, d, src, pickRoots(roots, limit, cfg.Seed), false, onSample); err != nil {
+		return nil, 0, err
 	}
 	in.Features = x
 	if withGraph {
