@@ -128,6 +128,15 @@ func newNetTrainer(net *nn.GCNNet[float32], kind netKind, v *view, d, workers in
 	return t
 }
 
+// expectEpochs is the number of epochs EstimateRun expects the trainer
+// to run: f by expectEpochs, g_sen and the probes by expectEpochsUniform.
+func (t *netTrainer) expectEpochs(epochs int) float64 {
+	if t.kind == kindSens {
+		return expectEpochsUniform(epochs, t.patience)
+	}
+	return expectEpochs(epochs, t.patience)
+}
+
 // weightOf says whether local node u of subgraph g contributes to the loss.
 func (t *netTrainer) weightOf(g *fasd.Subgraph, u int) bool {
 	if t.kind == kindClass {
@@ -256,7 +265,7 @@ func trainLoop(ctx context.Context, w *nn.Workers[float32], t *netTrainer, opt *
 		if ep == 0 {
 			// The first epoch, with its held-out or validation check,
 			// times the expected epochs (as EstimateRun).
-			rep.estimate(time.Duration(float64(time.Since(start)) * expectEpochs(epochs, t.patience)))
+			rep.estimate(time.Duration(float64(time.Since(start)) * t.expectEpochs(epochs)))
 		}
 		rep.epoch(ep, last, acc)
 		rep.progress(ep + 1)
