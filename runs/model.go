@@ -281,22 +281,31 @@ type trainedScorer struct {
 
 // Contribute implements model.Scorer: X̃, Ã = Debias(sg, rng); variant
 // "fasd" = f(X̃, Ã); variant "no_diffusion" = f_base(X, A) when the models
-// have a baseline.
+// have a baseline. Models that fell back (pipeline.Models.FellBack) debias
+// nothing: "fasd" is f_base(X, A) too.
 func (s *trainedScorer) Contribute(ctx context.Context, sg *fasd.Subgraph, rng *rand.Rand, dst *model.Contribution) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	n, d := sg.N(), sg.D
-	s.x, s.a = model.GrowBuffer(s.x, n*d), model.GrowBuffer(s.a, n*n)
-	if err := s.e.Debias(sg.X, sg.A, n, rng, s.x, s.a); err != nil {
-		return err
-	}
-	hasBase := s.e.Models().FBase != nil
+	m := s.e.Models()
+	hasBase := m.FBase != nil
 	k := 1
 	if hasBase {
 		k = 2
 	}
 	dst.Resize(k, n)
+	if m.FellBack {
+		if err := s.e.BaseProbs(sg.X, sg.A, n, dst.Probs[0]); err != nil {
+			return err
+		}
+		copy(dst.Probs[1], dst.Probs[0])
+		return nil
+	}
+	s.x, s.a = model.GrowBuffer(s.x, n*d), model.GrowBuffer(s.a, n*n)
+	if err := s.e.Debias(sg.X, sg.A, n, rng, s.x, s.a); err != nil {
+		return err
+	}
 	if err := s.e.Probs(s.x, s.a, n, dst.Probs[0]); err != nil {
 		return err
 	}
@@ -315,6 +324,11 @@ func (s *trainedScorer) DebiasSubgraph(ctx context.Context, sg *fasd.Subgraph, r
 	n, d := sg.N(), sg.D
 	if len(x) != n*d || len(a) != n*n {
 		return fmt.Errorf("%w: buffers of %d and %d values for %d nodes × %d features", fasd.ErrShape, len(x), len(a), n, d)
+	}
+	if s.e.Models().FellBack {
+		copy(x, sg.X)
+		copy(a, sg.A)
+		return nil
 	}
 	return s.e.Debias(sg.X, sg.A, n, rng, x, a)
 }

@@ -180,12 +180,15 @@ type ClassifierConfig struct {
 	// AUC, which does not reward an epoch for predicting the majority
 	// class everywhere.
 	Select string `toml:"select"`
-	// Fallback, for the fasd_gcn variant, also trains the GCN on the
-	// original features and keeps whichever of the two is fairer on the
-	// validation nodes (lower ΔDP + ΔEO there) unless that costs more
-	// than 0.02 of validation AUC: where debiasing does not pay on a
-	// graph, the variant falls back to the undebiased model instead of
-	// serving less fair predictions. No test label is read.
+	// Fallback keeps a debiased model only where the debiasing pays on
+	// the validation nodes: ΔDP + ΔEO there strictly below the undebiased
+	// model's, at a validation AUC at most 0.02 below it. Otherwise the
+	// variant falls back to the undebiased model instead of serving less
+	// fair predictions. For fasd the undebiased model is the
+	// w/o-Diffusion classifier (trained for the check even when not
+	// asked for; the models then serve it on the clean subgraphs,
+	// Models.FellBack); for fasd_gcn it is the GCN on the original
+	// features. No test label is read.
 	Fallback bool `toml:"fallback"`
 	// Neutralize, for the fasd_gcn variant (both of its arms), adds to
 	// every node's features this multiple of the mean features of its

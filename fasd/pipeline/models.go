@@ -26,6 +26,11 @@ var ErrModels = errors.New("pipeline: bad model bundle")
 // ModelsFormat is the version of the bundle written by Models.MarshalBinary.
 const ModelsFormat = 1
 
+// modelsFormatFellBack is the format of a bundle with Models.FellBack set:
+// a reader that predates the flag refuses it rather than serve the
+// debiased classifier the run rejected.
+const modelsFormatFellBack = 2
+
 var modelsMagic = [8]byte{'F', 'A', 'S', 'D', 'M', 'D', 'L', 0}
 
 // Models are the trained networks of one run: g_sen, s_θ, s_φ and f, with
@@ -58,6 +63,12 @@ type Models struct {
 	// class 1 iff P(1) > Threshold. Zero (bundles written before it
 	// existed) means 0.5.
 	Threshold float64
+	// FellBack says that classifier.fallback found the debiasing did not
+	// pay on the validation nodes (ClassifierConfig.Fallback): the served
+	// FASD prediction is FBase on the clean subgraph, which the bundle
+	// then must hold, and no subgraph is debiased. F and the score
+	// networks stay in the bundle for inspection.
+	FellBack bool
 }
 
 // ClassOf is the class the bundle's decision rule gives to P(1).
@@ -136,6 +147,8 @@ type bundleHeader struct {
 	Parts       []string `json:"parts"` // subset of gsen, score_x, score_a, f, f_base, guides, in this order
 	// Threshold is Models.Threshold; absent in older bundles (0.5).
 	Threshold *float64 `json:"threshold,omitempty"`
+	// FellBack is Models.FellBack; absent when false.
+	FellBack bool `json:"fell_back,omitempty"`
 }
 
 // MarshalBinary encodes the bundle:
@@ -147,7 +160,13 @@ type bundleHeader struct {
 //
 // (integers little-endian).
 func (m *Models) MarshalBinary() ([]byte, error) {
-	hdr := bundleHeader{Format: ModelsFormat, Config: m.Config.TOML(), D: m.D, FeatureHash: m.FeatureHash}
+	if m.FellBack && m.FBase == nil {
+		return nil, fmt.Errorf("%w: fell back to the w/o-Diffusion classifier, which the models lack", ErrModels)
+	}
+	hdr := bundleHeader{Format: ModelsFormat, Config: m.Config.TOML(), D: m.D, FeatureHash: m.FeatureHash, FellBack: m.FellBack}
+	if m.FellBack {
+		hdr.Format = modelsFormatFellBack
+	}
 	if m.Threshold > 0 && m.Threshold < 1 {
 		t := m.Threshold
 		hdr.Threshold = &t
@@ -227,8 +246,13 @@ func UnmarshalModels(b []byte) (*Models, error) {
 	if err := json.Unmarshal(body[12:12+hl], &hdr); err != nil {
 		return nil, fmt.Errorf("%w: header: %w", ErrModels, err)
 	}
-	if hdr.Format != ModelsFormat {
-		return nil, fmt.Errorf("%w: format %d, want %d", ErrModels, hdr.Format, ModelsFormat)
+	if want := ModelsFormat; hdr.FellBack {
+		want = modelsFormatFellBack
+		if hdr.Format != want {
+			return nil, fmt.Errorf("%w: format %d with fell_back, want %d", ErrModels, hdr.Format, want)
+		}
+	} else if hdr.Format != want {
+		return nil, fmt.Errorf("%w: format %d, want %d", ErrModels, hdr.Format, want)
 	}
 	// Bundles written before a key existed decode with that key's
 	// behaviour of the time: the paper's epochs schedule and reverse SDE.
@@ -272,6 +296,10 @@ func UnmarshalModels(b []byte) (*Models, error) {
 		return nil, fmt.Errorf("%w: %w", ErrModels, err)
 	}
 	m.FeatureHash = hdr.FeatureHash
+	if hdr.FellBack && !has["f_base"] {
+		return nil, fmt.Errorf("%w: fell_back without the w/o-Diffusion classifier f_base", ErrModels)
+	}
+	m.FellBack = hdr.FellBack
 	if t := hdr.Threshold; t != nil {
 		if !(*t > 0 && *t < 1) {
 			return nil, fmt.Errorf("%w: decision threshold %v, want in (0, 1)", ErrModels, *t)

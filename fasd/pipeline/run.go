@@ -326,7 +326,17 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 		deb, debCF = nil, nil
 	}
 
-	if opt.wants(VariantNoDiffusion) {
+	// With classifier.fallback FASD's classifier is checked against the
+	// w/o-Diffusion one, which is then trained even when not asked for.
+	fasdAt := -1
+	if opt.wants(VariantFASD) && cfg.Classifier.Fallback {
+		for i := range res.Variants {
+			if res.Variants[i].Variant == VariantFASD {
+				fasdAt = i
+			}
+		}
+	}
+	if opt.wants(VariantNoDiffusion) || fasdAt >= 0 {
 		rep.begin(StageNoDiffusion, cfg.Classifier.Epochs)
 		fb, vr, err := trainClassifier(ctx, &cfg, orig, d, w, ev, VariantNoDiffusion, sd.fInit, sd.fTrain, rep)
 		if err != nil {
@@ -343,10 +353,23 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 			}
 			vr.Counterfactual = numPtr(cf)
 		}
-		if vr.Probe, err = pr.score(ctx, rep, orig, ProbeData); err != nil {
-			return nil, err
+		fellBack := fasdAt >= 0 && fallBack(&res.Variants[fasdAt], &vr)
+		if opt.wants(VariantNoDiffusion) || fellBack {
+			if vr.Probe, err = pr.score(ctx, rep, orig, ProbeData); err != nil {
+				return nil, err
+			}
 		}
-		res.Variants = append(res.Variants, vr)
+		if fellBack {
+			// The served FASD prediction becomes w/o Diffusion's: f_base
+			// on the clean subgraphs (Models.FellBack).
+			fv := vr
+			fv.Variant, fv.FellBack = VariantFASD, true
+			res.Variants[fasdAt] = fv
+			fasdModels.FellBack, fasdModels.Threshold = true, float64(vr.Threshold)
+		}
+		if opt.wants(VariantNoDiffusion) {
+			res.Variants = append(res.Variants, vr)
+		}
 	}
 
 	if opt.wants(VariantNoFairness) {

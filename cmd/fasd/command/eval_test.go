@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -185,4 +186,36 @@ func TestEvalVariants_Paired(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}
+}
+
+// Ensure that with classifier.fallback fasd reports fell_back per seed and,
+// on every seed that fell back, w/o Diffusion's figures exactly.
+func TestEvalCommand_FallbackFASD(t *testing.T) {
+	db := smallSynthStore(t)
+	const seeds = 4
+	out, err, code := run(t, append([]string{"eval", "--db", db, "--preset", "synth", "--seeds", strconv.Itoa(seeds), "--variants", "fasd,no_diffusion",
+		"--probe=false", "--json", "--set", "classifier.fallback=true"}, fastSets...)...)
+	if err != nil {
+		t.Fatalf("eval: %v (exit %d)", err, code)
+	}
+	var rep EvalReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]EvalVariant{}
+	for _, v := range rep.Variants {
+		byName[v.Name] = v
+	}
+	f, nd := byName["fasd"], byName["no_diffusion"]
+	if len(f.FellBack) != seeds || len(nd.FellBack) != 0 {
+		t.Fatalf("fell_back: fasd %v, no_diffusion %v", f.FellBack, nd.FellBack)
+	}
+	for i, fb := range f.FellBack {
+		same := f.Acc.PerSeed[i] == nd.Acc.PerSeed[i] && f.DP.PerSeed[i] == nd.DP.PerSeed[i] && f.EO.PerSeed[i] == nd.EO.PerSeed[i] &&
+			f.AUC.PerSeed[i] == nd.AUC.PerSeed[i]
+		if fb && !same {
+			t.Errorf("seed %d fell back but fasd's figures differ from w/o Diffusion's", i)
+		}
+	}
+	t.Logf("fell back: %v", f.FellBack)
 }

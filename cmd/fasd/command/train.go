@@ -358,6 +358,13 @@ func printRun(w io.Writer, rec *runs.Record, res *pipeline.Result) {
 	for _, v := range res.Variants {
 		fmt.Fprintf(w, "%-14s %7s %7s %7s %7s  %d\n", v.Variant, pct(v.Test.Acc), pct(v.Test.DP), pct(v.Test.EO), pct(v.ValAcc), v.BestEpoch)
 	}
+	for _, v := range res.Variants {
+		if v.FellBack && v.Variant == pipeline.VariantFASD {
+			fmt.Fprintf(w, "\nfasd fell back to w/o Diffusion: the debiased classifier was not fairer on the validation nodes\n"+
+				"(ΔDP + ΔEO) at ≤ 0.02 AUC cost (classifier.fallback), so the models serve w/o Diffusion's\n"+
+				"classifier on the clean subgraphs.\n")
+		}
+	}
 	fmt.Fprintf(w, "\nper group (s=0 | s=1): acc, positive rate, TPR\n")
 	for _, v := range res.Variants {
 		g0, g1 := v.Test.Groups[0], v.Test.Groups[1]
