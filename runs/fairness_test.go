@@ -39,10 +39,6 @@ func TestDefaultFASD_RemovableBias(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg.Seed = seed
-		// The debiasing itself is under test: the fallback would serve
-		// w/o Diffusion on a seed where the validation nodes do not show
-		// the gain (classifier.fallback has tests of its own).
-		cfg.Classifier.Fallback = false
 		cfg.Sens.Epochs = 60
 		cfg.Score.Budget = 1500
 		cfg.Classifier.Epochs = 80

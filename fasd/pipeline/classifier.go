@@ -81,9 +81,10 @@ type VariantResult struct {
 	ValAUC Num `json:"val_auc"`
 	// Val are the selected epoch's metrics on the validation nodes.
 	Val Metrics `json:"val"`
-	// FellBack is set on fasd and fasd_gcn when classifier.fallback chose
-	// the undebiased model (see ClassifierConfig.Fallback): the result is
-	// then that model's (w/o Diffusion's for fasd).
+	// FellBack is set on fasd_gcn (classifier.fallback) and fasd
+	// (classifier.fallback_fasd) when the check chose the undebiased model
+	// (see ClassifierConfig.Fallback): the result is then that model's
+	// (w/o Diffusion's for fasd).
 	FellBack bool `json:"fell_back,omitempty"`
 	// Threshold is the decision threshold on P(1) (classifier.decision).
 	Threshold Num     `json:"threshold"`

@@ -10,7 +10,7 @@ import (
 	"github.com/fasd-db/fasd/fasd"
 )
 
-// ensure that classifier.fallback on fasd serves w/o Diffusion exactly
+// ensure that classifier.fallback_fasd serves w/o Diffusion exactly
 // where fallBack rejects the debiased classifier on the validation
 // metrics: the same run with the fallback off gives the two candidates,
 // and the run with it on must report (and bundle) the one the check picks
@@ -32,12 +32,12 @@ func TestFallback_FASD(t *testing.T) {
 		in := g.input(t, s, 4)
 		c := cfg
 		c.Seed = s
-		c.Classifier.Fallback = false
+		c.Classifier.FallbackFASD = false
 		off, err := Run(context.Background(), c, in, &Options{Variants: []Variant{VariantFASD, VariantNoDiffusion}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Classifier.Fallback = true
+		c.Classifier.FallbackFASD = true
 		on, err := Run(context.Background(), c, in, &Options{Variants: []Variant{VariantFASD}})
 		if err != nil {
 			t.Fatal(err)

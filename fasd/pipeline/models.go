@@ -64,7 +64,7 @@ type Models struct {
 	// existed) means 0.5.
 	Threshold float64
 	// FellBack says that classifier.fallback found the debiasing did not
-	// pay on the validation nodes (ClassifierConfig.Fallback): the served
+	// pay on the validation nodes (ClassifierConfig.FallbackFASD): the served
 	// FASD prediction is FBase on the clean subgraph, which the bundle
 	// then must hold, and no subgraph is debiased. F and the score
 	// networks stay in the bundle for inspection.

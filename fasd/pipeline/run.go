@@ -326,10 +326,10 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 		deb, debCF = nil, nil
 	}
 
-	// With classifier.fallback FASD's classifier is checked against the
-	// w/o-Diffusion one, which is then trained even when not asked for.
+	// With classifier.fallback_fasd FASD's classifier is checked against
+	// the w/o-Diffusion one, which is then trained even when not asked for.
 	fasdAt := -1
-	if opt.wants(VariantFASD) && cfg.Classifier.Fallback {
+	if opt.wants(VariantFASD) && cfg.Classifier.FallbackFASD {
 		for i := range res.Variants {
 			if res.Variants[i].Variant == VariantFASD {
 				fasdAt = i

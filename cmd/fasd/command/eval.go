@@ -125,9 +125,10 @@ type EvalVariant struct {
 	// undefined -1): what a rule that picks a predictor without test
 	// labels can read.
 	Val *EvalVal `json:"val,omitempty"`
-	// FellBack is, per seed, whether classifier.fallback kept the
-	// undebiased model: for fasd w/o Diffusion's classifier, for fasd_gcn
-	// the GCN on the original features (these two variants only).
+	// FellBack is, per seed, whether the fallback check kept the
+	// undebiased model: for fasd_gcn (classifier.fallback) the GCN on the
+	// original features, for fasd (classifier.fallback_fasd) w/o
+	// Diffusion's classifier.
 	FellBack []bool `json:"fell_back,omitempty"`
 	// Paired are the differences against each reference (none for a
 	// reference against itself).
@@ -232,10 +233,10 @@ full-graph 2-layer GCN; --variants picks any of those and
   mlp        the baseline's widths without the graph, original features
   majority   the validation labels' majority class for every node
 All variants of a seed share its subgraphs and seeds, so their differences
-are paired. With classifier.fallback (the default) fasd keeps the debiased
-classifier only where it is fairer than w/o Diffusion on the validation
-nodes (ΔDP + ΔEO) at ≤ 0.02 AUC cost, and otherwise reports, and train
-serves, w/o Diffusion's (trained for the check even when not listed).
+are paired. With classifier.fallback_fasd = true (an option) fasd keeps
+the debiased classifier only where it is fairer than w/o Diffusion on the
+validation nodes (ΔDP + ΔEO) at ≤ 0.02 AUC cost, and otherwise reports, and
+train serves, w/o Diffusion's (trained for the check even when not listed).
 
 Decision and selection (classifier.decision, classifier.select): in the
 default configuration a node is of class 1 iff P(1) exceeds the threshold
@@ -294,10 +295,11 @@ JSON (--json): an object with
     counterfactual {mean, std, per_seed}  ×100 (see above); absent when not measured
     val         {acc, auc, dp, eo}  per seed, the selected epoch's metrics
                 on the validation nodes (×100, undefined -1)
-    fell_back   [bool]  fasd and fasd_gcn, with classifier.fallback: per
-                seed, whether the undebiased model was kept (w/o Diffusion's
-                classifier for fasd, the GCN on the original features for
-                fasd_gcn); the variant's figures are then that model's
+    fell_back   [bool]  fasd_gcn (classifier.fallback) and fasd
+                (classifier.fallback_fasd): per seed, whether the undebiased
+                model was kept (the GCN on the original features for
+                fasd_gcn, w/o Diffusion's classifier for fasd); the
+                variant's figures are then that model's
     paired      [object], one per reference other than the variant itself:
       reference  the reference variant
       acc, auc, f1, macro_f1, dp, eo, probe_auc, counterfactual  {n, mean, sd, lo, hi, p, per_seed}: per-seed
@@ -476,7 +478,7 @@ func newEvalCommand() *cobra.Command {
 							line += " (fell back to the original features)"
 						}
 					case pipeline.VariantFASD:
-						if cfg.Classifier.Fallback {
+						if cfg.Classifier.FallbackFASD {
 							ev.fellBack = append(ev.fellBack, vr.FellBack)
 						}
 						if vr.FellBack {

@@ -361,7 +361,7 @@ func printRun(w io.Writer, rec *runs.Record, res *pipeline.Result) {
 	for _, v := range res.Variants {
 		if v.FellBack && v.Variant == pipeline.VariantFASD {
 			fmt.Fprintf(w, "\nfasd fell back to w/o Diffusion: the debiased classifier was not fairer on the validation nodes\n"+
-				"(ΔDP + ΔEO) at ≤ 0.02 AUC cost (classifier.fallback), so the models serve w/o Diffusion's\n"+
+				"(ΔDP + ΔEO) at ≤ 0.02 AUC cost (classifier.fallback_fasd), so the models serve w/o Diffusion's\n"+
 				"classifier on the clean subgraphs.\n")
 		}
 	}
