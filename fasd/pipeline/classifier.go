@@ -106,6 +106,10 @@ type VariantResult struct {
 	// Scores is P(1) per node (indexed by node id) at the selected epoch;
 	// set when Options.KeepScores is on.
 	Scores []float64 `json:"-"`
+	// ValScores is P(1) of the validation nodes (in the run's validation
+	// order) at the selected epoch, for checks that compare variants on
+	// the validation nodes (classifier.fallback_fasd).
+	ValScores []float64 `json:"-"`
 }
 
 // evalData are the global arrays the evaluation reads.
@@ -238,6 +242,7 @@ func (s *selector) observe(epoch int, p1 []float64) (float64, bool, error) {
 	s.best = crit
 	s.res.BestEpoch, s.res.ValAcc, s.res.ValAUC, s.res.Test = epoch, Num(mv.Acc), Num(mv.AUC), metricsOf(m)
 	s.res.Threshold = Num(thr)
+	s.res.ValScores = append(s.res.ValScores[:0], s.scores...)
 	if s.ev.keep {
 		s.res.Scores = append(s.res.Scores[:0], p1...)
 	}

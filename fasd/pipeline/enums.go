@@ -71,6 +71,23 @@ const (
 	ReadoutRoot Readout = "root"
 )
 
+// FallbackFASD is the value of classifier.fallback_fasd: when fasd serves
+// the w/o-Diffusion classifier instead of the debiased one.
+type FallbackFASD string
+
+const (
+	// FallbackOff always serves the debiased classifier.
+	FallbackOff FallbackFASD = "off"
+	// FallbackCheck falls back unless the debiased classifier is fairer
+	// on the validation nodes (ΔDP + ΔEO strictly lower) at a validation
+	// AUC at most 0.02 below: fasd_gcn's check (fallBack).
+	FallbackCheck FallbackFASD = "check"
+	// FallbackSignificant falls back only when the validation nodes show
+	// the debiased classifier significantly less fair (ΔDP + ΔEO, a
+	// one-sided paired bootstrap at 5 %: lessFairOnValidation).
+	FallbackSignificant FallbackFASD = "significant"
+)
+
 // GuideNet is the value of debias.guide_net: what guidance pushes to
 // chance.
 type GuideNet string
@@ -130,6 +147,7 @@ var enums = []struct {
 	{"classifier.decision", names(DecisionHalf, DecisionPrior, DecisionPlatt, DecisionValAcc)},
 	{"classifier.select", names(SelectAcc, SelectAUC)},
 	{"classifier.readout", names(ReadoutMean, ReadoutRoot)},
+	{"classifier.fallback_fasd", names(FallbackOff, FallbackCheck, FallbackSignificant)},
 }
 
 func names[T ~string](vs ...T) []string {

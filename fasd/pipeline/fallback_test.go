@@ -10,13 +10,15 @@ import (
 	"github.com/fasd-db/fasd/fasd"
 )
 
-// ensure that classifier.fallback_fasd serves w/o Diffusion exactly
-// where fallBack rejects the debiased classifier on the validation
+// ensure that classifier.fallback_fasd = "check" serves w/o Diffusion
+// exactly where fallBack rejects the debiased classifier on the validation
 // metrics: the same run with the fallback off gives the two candidates,
 // and the run with it on must report (and bundle) the one the check picks
 // — w/o Diffusion's result and models flagged FellBack, or fasd's result
 // unchanged. The seeds cover both outcomes (checked), and w/o Diffusion is
-// trained for the check even when not asked for.
+// trained for the check even when not asked for. With "significant" the
+// outcome must be one of the two candidates as well, and a fall-back only
+// where the debiased classifier is less fair on the validation nodes.
 func TestFallback_FASD(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains score networks over several seeds")
@@ -32,12 +34,17 @@ func TestFallback_FASD(t *testing.T) {
 		in := g.input(t, s, 4)
 		c := cfg
 		c.Seed = s
-		c.Classifier.FallbackFASD = false
+		c.Classifier.FallbackFASD = string(FallbackOff)
 		off, err := Run(context.Background(), c, in, &Options{Variants: []Variant{VariantFASD, VariantNoDiffusion}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Classifier.FallbackFASD = true
+		c.Classifier.FallbackFASD = string(FallbackSignificant)
+		sig, err := Run(context.Background(), c, in, &Options{Variants: []Variant{VariantFASD}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Classifier.FallbackFASD = string(FallbackCheck)
 		on, err := Run(context.Background(), c, in, &Options{Variants: []Variant{VariantFASD}})
 		if err != nil {
 			t.Fatal(err)
@@ -59,6 +66,18 @@ func TestFallback_FASD(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, exp) {
 			t.Errorf("seed %d (fell back %v): fasd result\n%+v\nwant\n%+v", s, want, got, exp)
+		}
+		gs := *sig.Variant(VariantFASD)
+		exp = f0
+		if gs.FellBack {
+			exp = nd
+			exp.Variant, exp.FellBack = VariantFASD, true
+			if !(f0.Val.DP+f0.Val.EO > nd.Val.DP+nd.Val.EO) {
+				t.Errorf("seed %d: significant fell back although fasd is as fair on validation", s)
+			}
+		}
+		if !reflect.DeepEqual(gs, exp) || sig.Models.FellBack != gs.FellBack {
+			t.Errorf("seed %d: significant (fell back %v) is neither candidate", s, gs.FellBack)
 		}
 		if on.Models.FBase == nil {
 			t.Fatalf("seed %d: models lack the w/o-Diffusion classifier", s)
@@ -114,5 +133,71 @@ func TestFallback_BundleChecks(t *testing.T) {
 	copy(b[len(b)-32:], sum[:])
 	if _, err := UnmarshalModels(b); err == nil {
 		t.Fatal("a fell-back bundle in format 1 was accepted")
+	}
+}
+
+// ensure that the paired bootstrap of fallback_fasd = "significant" flags
+// a debiased classifier that is clearly less fair on many validation
+// nodes, and keeps it when it is as fair, fairer, only slightly less fair
+// on a few nodes, or when a (group, label) cell is empty; and that it is
+// deterministic for a seed.
+func TestLessFairOnValidation(t *testing.T) {
+	// mk builds m validation nodes in four equal (group, label) cells and
+	// P(1) of two models: a model predicts 1 on a node of group s and
+	// label y with probability rate(s, y) (deterministic per node).
+	type rates func(s, y int) float64
+	mk := func(m int, deb, orig rates, dropCell int) (*evalData, *VariantResult, *VariantResult) {
+		ev := &evalData{numNodes: m, labels: make([]int8, m), sens: make([]int8, m)}
+		d, o := &VariantResult{Threshold: 0.5}, &VariantResult{Threshold: 0.5}
+		rng := fasd.NewRand(77)
+		for u := 0; u < m; u++ {
+			s, y := u%2, (u/2)%2
+			if 2*s+y == dropCell {
+				continue
+			}
+			ev.labels[u], ev.sens[u] = int8(y), int8(s)
+			ev.val = append(ev.val, uint32(u))
+			score := func(r rates) float64 {
+				if rng.Float64() < r(s, y) {
+					return 0.9
+				}
+				return 0.1
+			}
+			d.ValScores = append(d.ValScores, score(deb))
+			o.ValScores = append(o.ValScores, score(orig))
+		}
+		return ev, d, o
+	}
+	fair := func(s, y int) float64 { return 0.2 + 0.6*float64(y) }
+	biased := func(k float64) rates {
+		return func(s, y int) float64 { return min(1, 0.2+0.6*float64(y)+k*float64(s)) }
+	}
+	for _, tc := range []struct {
+		name      string
+		m         int
+		deb, orig rates
+		drop      int
+		want      bool
+	}{
+		{"clearly less fair, many nodes", 4000, biased(0.15), fair, -1, true},
+		{"identical", 4000, fair, fair, -1, false},
+		{"fairer", 4000, fair, biased(0.15), -1, false},
+		{"slightly less fair, few nodes", 80, biased(0.05), fair, -1, false},
+		{"empty cell", 4000, biased(0.3), fair, 3, false},
+	} {
+		ev, d, o := mk(tc.m, tc.deb, tc.orig, tc.drop)
+		got := lessFairOnValidation(ev, d, o, fasd.NewRand(1))
+		if got != tc.want {
+			t.Errorf("%s: less fair %v, want %v", tc.name, got, tc.want)
+		}
+		if again := lessFairOnValidation(ev, d, o, fasd.NewRand(1)); again != got {
+			t.Errorf("%s: not deterministic", tc.name)
+		}
+	}
+	// Missing validation scores keep the debiased model.
+	ev, d, o := mk(400, biased(0.5), fair, -1)
+	d.ValScores = nil
+	if lessFairOnValidation(ev, d, o, fasd.NewRand(1)) {
+		t.Error("fell back without validation scores")
 	}
 }

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 )
 
@@ -60,28 +59,6 @@ func nodeMeanFeatures(ctx context.Context, v *view, n int, base []float32) ([]fl
 		}
 	}
 	return out, covered, nil
-}
-
-// fallbackAUC is the validation AUC the debiased model may give up against
-// the model on the original features and still be kept.
-const fallbackAUC = 0.02
-
-// fallBack says whether classifier.fallback replaces the debiased model deb
-// by orig, the same model on the original features: unless deb is fairer on
-// the validation nodes (ΔDP + ΔEO strictly lower) at a validation AUC no
-// more than fallbackAUC below orig's. Undefined validation metrics (an empty
-// group) keep deb.
-func fallBack(deb, orig *VariantResult) bool {
-	gap := func(v *VariantResult) float64 { return float64(v.Val.DP + v.Val.EO) }
-	gd, g0 := gap(deb), gap(orig)
-	if math.IsNaN(gd) || math.IsNaN(g0) {
-		return false
-	}
-	if !(gd < g0) {
-		return true
-	}
-	ad, a0 := float64(deb.Val.AUC), float64(orig.Val.AUC)
-	return !math.IsNaN(ad) && !math.IsNaN(a0) && ad < a0-fallbackAUC
 }
 
 // neutralize returns x (n×d) with k times the mean row of each node's

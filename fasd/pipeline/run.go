@@ -63,13 +63,13 @@ type Diagnostics struct {
 
 // seeds of one run, all derived from the run seed.
 type seeds struct {
-	gsenInit, gsenTrain, scoreInit, scoreDraw, fInit, fTrain, probe, heldOut, baseline uint64
+	gsenInit, gsenTrain, scoreInit, scoreDraw, fInit, fTrain, probe, heldOut, baseline, fallback uint64
 }
 
 func deriveSeeds(s uint64) seeds {
 	d := func(p uint64) uint64 { return fasd.DeriveSeed(s, p) }
 	return seeds{d(purposeGSenInit), d(purposeGSenTrain), d(purposeScoreInit), d(purposeScoreDraw),
-		d(purposeFInit), d(purposeFTrain), d(purposeProbe), d(purposeHeldOut), d(purposeBaseline)}
+		d(purposeFInit), d(purposeFTrain), d(purposeProbe), d(purposeHeldOut), d(purposeBaseline), d(purposeFallback)}
 }
 
 // Run executes one FASD run (§2–§11) on in with cfg, evaluates the
@@ -329,7 +329,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 	// With classifier.fallback_fasd FASD's classifier is checked against
 	// the w/o-Diffusion one, which is then trained even when not asked for.
 	fasdAt := -1
-	if opt.wants(VariantFASD) && cfg.Classifier.FallbackFASD {
+	if opt.wants(VariantFASD) && FallbackFASD(cfg.Classifier.FallbackFASD) != FallbackOff {
 		for i := range res.Variants {
 			if res.Variants[i].Variant == VariantFASD {
 				fasdAt = i
@@ -353,7 +353,15 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 			}
 			vr.Counterfactual = numPtr(cf)
 		}
-		fellBack := fasdAt >= 0 && fallBack(&res.Variants[fasdAt], &vr)
+		fellBack := false
+		if fasdAt >= 0 {
+			switch FallbackFASD(cfg.Classifier.FallbackFASD) {
+			case FallbackCheck:
+				fellBack = fallBack(&res.Variants[fasdAt], &vr)
+			case FallbackSignificant:
+				fellBack = lessFairOnValidation(ev, &res.Variants[fasdAt], &vr, fasd.NewRand(sd.fallback))
+			}
+		}
 		if opt.wants(VariantNoDiffusion) || fellBack {
 			if vr.Probe, err = pr.score(ctx, rep, orig, ProbeData); err != nil {
 				return nil, err

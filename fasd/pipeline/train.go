@@ -29,6 +29,9 @@ const (
 	purposeBaseline   = 110
 	// purposeScoreHeldOut draws the fixed (t, ε) of the held-out score loss.
 	purposeScoreHeldOut = 111
+	// purposeFallback draws the bootstrap resamples of
+	// classifier.fallback_fasd = "significant".
+	purposeFallback = 120
 )
 
 // padBuf is one padded batch: X (B×N×D), A (B×N×N) and the node mask,

@@ -478,7 +478,7 @@ func newEvalCommand() *cobra.Command {
 							line += " (fell back to the original features)"
 						}
 					case pipeline.VariantFASD:
-						if cfg.Classifier.FallbackFASD {
+						if pipeline.FallbackFASD(cfg.Classifier.FallbackFASD) != pipeline.FallbackOff {
 							ev.fellBack = append(ev.fellBack, vr.FellBack)
 						}
 						if vr.FellBack {

@@ -188,13 +188,13 @@ func TestEvalVariants_Paired(t *testing.T) {
 	}
 }
 
-// Ensure that with classifier.fallback_fasd fasd reports fell_back per seed and,
+// Ensure that with classifier.fallback_fasd = check fasd reports fell_back per seed and,
 // on every seed that fell back, w/o Diffusion's figures exactly.
 func TestEvalCommand_FallbackFASD(t *testing.T) {
 	db := smallSynthStore(t)
 	const seeds = 4
 	out, err, code := run(t, append([]string{"eval", "--db", db, "--preset", "synth", "--seeds", strconv.Itoa(seeds), "--variants", "fasd,no_diffusion",
-		"--probe=false", "--json", "--set", "classifier.fallback_fasd=true"}, fastSets...)...)
+		"--probe=false", "--json", "--set", "classifier.fallback_fasd=check"}, fastSets...)...)
 	if err != nil {
 		t.Fatalf("eval: %v (exit %d)", err, code)
 	}
