@@ -360,9 +360,9 @@ func printRun(w io.Writer, rec *runs.Record, res *pipeline.Result) {
 	}
 	for _, v := range res.Variants {
 		if v.FellBack && v.Variant == pipeline.VariantFASD {
-			fmt.Fprintf(w, "\nfasd fell back to w/o Diffusion: the debiased classifier was not fairer on the validation nodes\n"+
-				"(ΔDP + ΔEO) at ≤ 0.02 AUC cost (classifier.fallback_fasd), so the models serve w/o Diffusion's\n"+
-				"classifier on the clean subgraphs.\n")
+			fmt.Fprintf(w, "\nfasd fell back to w/o Diffusion (classifier.fallback_fasd = %q): the validation nodes did not\n"+
+				"show the debiased classifier fair enough, so the models serve w/o Diffusion's classifier on the\n"+
+				"clean subgraphs.\n", res.Config.Classifier.FallbackFASD)
 		}
 	}
 	fmt.Fprintf(w, "\nper group (s=0 | s=1): acc, positive rate, TPR\n")
