@@ -26,6 +26,9 @@ type WorkReport struct {
 // writes only leases and stages, so it runs beside the coordinator on the
 // same engine, or in another engine on a shared server store.
 func (e *Engine) Work(ctx context.Context, o *Distributed, wait bool) (*WorkReport, error) {
+	if err := e.checkWrite(); err != nil {
+		return nil, err
+	}
 	d := o.withDefaults("worker")
 	rep := &WorkReport{}
 	for {
