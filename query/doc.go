@@ -131,10 +131,13 @@
 // on every claim. The holder writes for the part only through
 // CommitUnderLease, guarded by its exact lease value: once its lease
 // expired and another worker claimed the part, the generation differs and
-// its write is refused (ErrLeaseLost). Deadlines decide only when a part
-// may be claimed again; admission is decided by the generation in the
-// data, not by anyone's clock, so a stalled or partitioned worker cannot
-// commit late. The leases sit in the store rather than in a job-queue
+// its write is refused (ErrLeaseLost). While it computes the part the
+// holder renews its lease every third of its lifetime (RenewLease), so a
+// part slower than the lease is not claimed again from a live holder; a
+// renewal that finds the lease lost stops the computation. Deadlines
+// decide only when a part may be claimed again; admission is decided by
+// the generation in the data, not by anyone's clock, so a stalled or
+// partitioned worker cannot commit late. The leases sit in the store rather than in a job-queue
 // library (River and the like are bound to PostgreSQL) because the
 // compare-and-set is the one thing they need and every engine provides
 // it, so the same code runs on Pebble and Badger in one process and on
