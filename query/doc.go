@@ -168,7 +168,11 @@
 // graph version then, and the node was not stale: a replica that is
 // behind the writer flags every answer stale, never serves an old view as
 // fresh. It catches up (reads the state again) every Replica.Poll, at
-// once when a read found it behind, and on CatchUp. A replica computes
+// once when a read found it behind, and on CatchUp. A poll also compares
+// the graph version with the marked one: a writer that died between a
+// graph update and its dirty marks leaves the state record unchanged, and
+// the replica's answers are stale from its next poll until a writer opens
+// the store again (which marks the update). A replica computes
 // nothing and writes nothing back: where a writer takes the cold path it
 // returns the stored view flagged stale (or, with no view, an empty
 // prediction flagged stale); a node in no subgraph of complete, current

@@ -117,9 +117,11 @@ func (r *replica) close() {
 	r.done.Wait()
 }
 
-// poll catches up when the state record changed since the last catch-up
-// or the views were not fresh then (a writer that stopped between a graph
-// update and its marks changes no state record).
+// poll catches up when the state record changed since the last catch-up,
+// the views were not fresh then, or the graph moved past the version the
+// writer marked: a writer that died between a graph update and its dirty
+// marks changes no state record, and the replica's views are then stale
+// from this poll on.
 func (e *Engine) poll() error {
 	rec, err := e.store.Get(keyState)
 	if errors.Is(err, storage.ErrNotFound) {
@@ -128,7 +130,11 @@ func (e *Engine) poll() error {
 	if err != nil {
 		return fmt.Errorf("query: replica poll: %w", err)
 	}
-	if cur := e.rep.cur.Load(); cur.fresh && bytes.Equal(rec, cur.token) {
+	ver, err := e.g.Version()
+	if err != nil {
+		return fmt.Errorf("query: replica poll: %w", err)
+	}
+	if cur := e.rep.cur.Load(); cur.fresh && bytes.Equal(rec, cur.token) && ver == cur.version {
 		return nil
 	}
 	return e.CatchUp()

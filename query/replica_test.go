@@ -380,3 +380,33 @@ func TestReplica_SharedPostgres(t *testing.T) {
 		t.Fatalf("Refresh on a replica: %v, want ErrReadOnly", err)
 	}
 }
+
+// TestReplica_UnmarkedUpdate: a graph update whose dirty marks were never
+// committed (the writer died in between) leaves the state record as it
+// was; the replica's next poll sees the graph past the marked version and
+// flags every answer stale.
+func TestReplica_UnmarkedUpdate(t *testing.T) {
+	ctx := context.Background()
+	s, g := newTestGraph(t, 120, 4, 4, 3)
+	m := newTestModel(featureNames(4), 7, false)
+	w := openEngine(t, s, m)
+	if _, err := w.Materialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := openReplica(t, &readOnlyStore{Store: s}, m, -1)
+	o := oracle(t, g, m)
+	if stale, _ := replicaReads(t, r, o, w.version.Load(), "materialized"); stale != 0 {
+		t.Fatalf("materialized: %d answers stale, want 0", stale)
+	}
+	// The update the writer committed before it died: no engine marks it.
+	if _, err := g.AddEdges(ctx, [][2]uint32{{1, 2}, {3, 4}, {5, 6}, {7, 8}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.poll(); err != nil {
+		t.Fatal(err)
+	}
+	stale, ps := replicaReads(t, r, oracle(t, g, m), w.version.Load()+1, "unmarked update")
+	if stale != len(ps) {
+		t.Fatalf("unmarked update: %d of %d answers stale, want all", stale, len(ps))
+	}
+}
