@@ -84,7 +84,7 @@ func TestServeReplica_Postgres(t *testing.T) {
 	t.Setenv(tokenEnv, serveTestToken)
 	writer, _, cancelW, doneW := startServeCommand(t, "serve", "--db", db, "--addr", "127.0.0.1:0")
 	replica, errOut, cancelR, doneR := startServeCommand(t, "serve", "--db", db, "--addr", "127.0.0.1:0", "--replica", "--poll", "20ms")
-	if !strings.Contains(errOut.String(), "read-only replica") {
+	if d := errOut.String(); !strings.Contains(d, "read-only replica") || !strings.Contains(d, "mutations: refused (--replica)") {
 		t.Errorf("replica start-up message:\n%s", errOut)
 	}
 	var ids []int64

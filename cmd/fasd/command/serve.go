@@ -137,7 +137,7 @@ Errors are JSON {"error": ...} with a 4xx status for bad input.
 			defer func() { err = errors.Join(err, e.Close()) }()
 			err = httpapi.Serve(cmd.Context(), e, addr, opts, func(a net.Addr) {
 				fmt.Fprintf(errOut, "serving on http://%s\n", a)
-				fmt.Fprintln(errOut, serveAccess(addr, source, readOnly, authReads))
+				fmt.Fprintln(errOut, serveAccess(addr, source, readOnlyFlag(readOnly, rep.on), authReads))
 				if rep.on {
 					replicaNote(errOut, rep)
 				}
@@ -203,8 +203,9 @@ func checkToken(token, source string) error {
 	return nil
 }
 
-// serveAccess describes who may do what, for the start-up message.
-func serveAccess(addr, source string, readOnly, authReads bool) string {
+// serveAccess describes who may do what, for the start-up message;
+// readOnly names the flag that refuses mutations ("" when none does).
+func serveAccess(addr, source, readOnly string, authReads bool) string {
 	reads := "reads: open (loopback address)"
 	switch {
 	case !httpapi.IsLoopback(addr):
@@ -214,12 +215,23 @@ func serveAccess(addr, source string, readOnly, authReads bool) string {
 	}
 	var writes string
 	switch {
-	case readOnly:
-		writes = "mutations: refused (--read-only)"
+	case readOnly != "":
+		writes = "mutations: refused (" + readOnly + ")"
 	case source == "":
 		writes = "mutations: disabled (no token: set --token-file or " + tokenEnv + ")"
 	default:
 		writes = "mutations: need the bearer token (from " + source + ")"
 	}
 	return reads + "; " + writes
+}
+
+// readOnlyFlag names the flag that makes serve refuse mutations.
+func readOnlyFlag(readOnly, replica bool) string {
+	switch {
+	case replica:
+		return "--replica"
+	case readOnly:
+		return "--read-only"
+	}
+	return ""
 }
