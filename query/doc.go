@@ -175,8 +175,11 @@
 // the store again (which marks the update). A replica computes
 // nothing and writes nothing back: where a writer takes the cold path it
 // returns the stored view flagged stale (or, with no view, an empty
-// prediction flagged stale); a node in no subgraph of complete, current
-// views gets the approximation a writer gives (SourceApprox, not stored).
+// prediction flagged stale) until the writer refreshes or recomputes the
+// node itself (its cold path shrinks the stale set without a new state
+// record: a replica with stale nodes reads the sets again at every poll);
+// a node in no subgraph of complete, current views gets the approximation
+// a writer gives (SourceApprox, not stored).
 //
 // # Key layout
 //

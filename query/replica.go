@@ -118,7 +118,9 @@ func (r *replica) close() {
 }
 
 // poll catches up when the state record changed since the last catch-up,
-// the views were not fresh then, or the graph moved past the version the
+// the views were not fresh then, some nodes were stale then (the writer's
+// cold path makes a stale node's view exact and shrinks the stale set
+// without a new state record), or the graph moved past the version the
 // writer marked: a writer that died between a graph update and its dirty
 // marks changes no state record, and the replica's views are then stale
 // from this poll on.
@@ -134,7 +136,7 @@ func (e *Engine) poll() error {
 	if err != nil {
 		return fmt.Errorf("query: replica poll: %w", err)
 	}
-	if cur := e.rep.cur.Load(); cur.fresh && bytes.Equal(rec, cur.token) && ver == cur.version {
+	if cur := e.rep.cur.Load(); cur.fresh && cur.stale.IsEmpty() && bytes.Equal(rec, cur.token) && ver == cur.version {
 		return nil
 	}
 	return e.CatchUp()

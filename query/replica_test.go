@@ -410,3 +410,54 @@ func TestReplica_UnmarkedUpdate(t *testing.T) {
 		t.Fatalf("unmarked update: %d of %d answers stale, want all", stale, len(ps))
 	}
 }
+
+// TestReplica_FollowsColdPath: a stale node that the writer's cold path
+// made exact (its view rewritten, the stale set shrunk, no new state
+// record) is fresh on the replica after its next poll, with the writer's
+// exact answer; the nodes still stale stay flagged.
+func TestReplica_FollowsColdPath(t *testing.T) {
+	ctx := context.Background()
+	s, g := newTestGraph(t, 120, 4, 4, 5)
+	m := newTestModel(featureNames(4), 9, false)
+	w := openEngine(t, s, m)
+	if _, err := w.Materialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.AddEdges(ctx, [][2]uint32{{1, 2}, {3, 4}, {5, 6}}); err != nil {
+		t.Fatal(err)
+	}
+	r := openReplica(t, &readOnlyStore{Store: s}, m, -1)
+	stale := w.stale.Load().ToArray()
+	if len(stale) < 2 {
+		t.Fatalf("the update left %d stale nodes, want several", len(stale))
+	}
+	o := oracle(t, g, m)
+	u := -1
+	for _, x := range stale {
+		p, err := r.Predict(ctx, x)
+		if err != nil || !p.Stale {
+			t.Fatalf("stale node %d on the replica: %+v, %v; want it flagged", x, p, err)
+		}
+		if u < 0 && p.Source == SourceView && o.counts[x] > 0 {
+			u = int(x)
+		}
+	}
+	if u < 0 {
+		t.Fatal("no stale node has a view")
+	}
+	wp, err := w.Predict(ctx, uint32(u))
+	if err != nil || wp.Source != SourceCold {
+		t.Fatalf("writer's cold path for %d: %+v, %v", u, wp, err)
+	}
+	if err := r.poll(); err != nil {
+		t.Fatal(err)
+	}
+	n, _ := replicaReads(t, r, o, w.version.Load(), "after the writer's cold path")
+	p, err := r.Predict(ctx, uint32(u))
+	if err != nil || p.Stale || p.Probs != wp.Probs || p.Subgraphs != wp.Subgraphs {
+		t.Fatalf("node %d after the writer's cold path and a poll: %+v, %v; want the writer's %+v, fresh", u, p, err, wp)
+	}
+	if n == 0 {
+		t.Fatal("no node stale any more after one cold read: the test shows nothing")
+	}
+}
