@@ -23,6 +23,7 @@ func TestServeReplica_Flags(t *testing.T) {
 	}{
 		{[]string{"serve", "--db", db, "--replica"}, "--replica needs --db postgres://"},
 		{[]string{"serve", "--db", "postgres://127.0.0.1:1/x", "--replica", "--poll", "0s"}, "--poll 0s"},
+		{[]string{"serve", "--db", db, "--poll", "1s"}, "--poll applies to a --replica only"},
 	} {
 		_, err, code := run(t, c.args...)
 		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.msg) {

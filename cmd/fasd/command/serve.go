@@ -104,6 +104,9 @@ Errors are JSON {"error": ...} with a 4xx status for bad input.
 					return usagef("serve: --%s %v: want a positive duration", d.name, d.v)
 				}
 			}
+			if cmd.Flags().Changed("poll") && !rep.on {
+				return usagef("serve: --poll applies to a --replica only")
+			}
 			errOut := cmd.ErrOrStderr()
 			readOnly = readOnly || rep.on
 			token, source, err := serveToken(tokenFile, errOut)
