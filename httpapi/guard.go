@@ -97,7 +97,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if isMutation(r) {
 		if g.readOnly {
 			g.rej.readOnly.Add(1)
-			writeJSON(w, http.StatusForbidden, errorBody{fmt.Sprintf("%s %s: the server is read-only (--read-only): no request may change the store", r.Method, r.URL.Path)})
+			writeJSON(w, http.StatusForbidden, errorBody{fmt.Sprintf("%s %s: the server is read-only (--read-only, or a --replica): no request may change the store", r.Method, r.URL.Path)})
 			return
 		}
 		if !g.hasToken {

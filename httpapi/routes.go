@@ -66,11 +66,11 @@ type server struct {
 // (409 otherwise).
 //
 // Errors are JSON {"error": "..."} with 400 (bad input), 401 (missing or
-// wrong bearer token), 403 (read-only, or mutations without a configured
-// token), 404 (unknown or deleted node, or path), 405 (method), 408 (body
-// incomplete at the read timeout), 409 (the graph records no scaling), 413
-// (body or item count over the limits), 415 (not application/json), 421
-// (Host not allowed), 500.
+// wrong bearer token), 403 (read-only, a replica engine, or mutations
+// without a configured token), 404 (unknown or deleted node, or path), 405
+// (method), 408 (body incomplete at the read timeout), 409 (the graph
+// records no scaling), 413 (body or item count over the limits), 415 (not
+// application/json), 421 (Host not allowed), 500.
 //
 // Before any route, a guard checks the Host header, the bearer token and
 // the content type (see the package documentation); mutations need
@@ -178,6 +178,8 @@ func statusOf(err error) int {
 		return http.StatusServiceUnavailable
 	case errors.Is(err, query.ErrWriteFault):
 		return http.StatusInsufficientStorage
+	case errors.Is(err, query.ErrReadOnly):
+		return http.StatusForbidden
 	}
 	return http.StatusInternalServerError
 }

@@ -304,3 +304,52 @@ func BenchmarkMaterializeBackends(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPredictReplica: the cached path of a writer and of a replica
+// (Options.Replica, which reads the node's view and the state record
+// together) over the same materialized store, on Pebble and, with
+// FASD_TEST_POSTGRES, PostgreSQL.
+//
+//	FASD_TEST_POSTGRES=postgres://… go test -run '^$' -bench PredictReplica ./query/
+func BenchmarkPredictReplica(b *testing.B) {
+	for _, backend := range []storage.Backend{storage.Pebble, storage.Postgres} {
+		b.Run(string(backend), func(b *testing.B) {
+			prev := testBackend
+			testBackend = backend
+			defer func() { testBackend = prev }()
+			if backend == storage.Postgres {
+				storagetest.PostgresDSN(b) // skips without a server
+			}
+			w, nodes := benchEngine(b, 2000)
+			r, err := Open("", &Options{Store: w.Store(), Model: w.model, Replica: &Replica{Poll: -1}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.Close()
+			for _, c := range []struct {
+				name string
+				e    *Engine
+			}{{"writer", w}, {"replica", r}} {
+				b.Run(c.name, func(b *testing.B) {
+					ctx := context.Background()
+					rng := rand.New(rand.NewPCG(1, 1))
+					lat := make([]time.Duration, 0, 1<<16)
+					for i := 0; i < b.N; i++ {
+						u := nodes[rng.IntN(len(nodes))]
+						t0 := time.Now()
+						p, err := c.e.Predict(ctx, u)
+						d := time.Since(t0)
+						if err != nil || p.Stale || p.Source != SourceView {
+							b.Fatal(err, p.Source, p.Stale)
+						}
+						if len(lat) < cap(lat) {
+							lat = append(lat, d)
+						}
+					}
+					b.StopTimer()
+					reportPercentiles(b, lat)
+				})
+			}
+		})
+	}
+}

@@ -18,8 +18,9 @@ type Distributed struct {
 	// Materialize and Refresh and "worker" for Work.
 	Owner string
 	// LeaseTTL is how long a claimed part stays its holder's without a
-	// stage; 0 means 30 s. A part whose holder died is claimed again
-	// after it.
+	// renewal; 0 means 30 s. The holder renews its lease every third of
+	// it while it computes the part, so a part slower than LeaseTTL stays
+	// its own; a part whose holder died is claimed again after it.
 	LeaseTTL time.Duration
 	// Poll is the wait between two looks at the store for a staged part
 	// or a plan; 0 means 50 ms.
@@ -127,10 +128,14 @@ func (d *distRun) await(ctx context.Context, workers []*worker, rs *roaring.Bitm
 		l, err := ClaimLease(d.e.store, part, d.o.Owner, d.o.Now(), d.o.LeaseTTL)
 		switch {
 		case err == nil:
-			// The coordinator folds what it computed itself; the lease
-			// only keeps workers off the part.
-			_ = l
-			return d.e.computePart(ctx, workers, rs, d.p.part(part), recs)
+			// The coordinator folds what it computed itself; the lease,
+			// renewed while it computes, only keeps workers off the part
+			// (losing it after a stall costs a worker's duplicate work,
+			// never a wrong view).
+			_, k := keepLease(ctx, d.e.store, l, &d.o)
+			err := d.e.computePart(ctx, workers, rs, d.p.part(part), recs)
+			k.stop()
+			return err
 		case errors.Is(err, ErrLeaseHeld), errors.Is(err, ErrLeaseLost):
 			// A worker holds the part: work ahead on a free later part
 			// (staged like a worker's) instead of idling.

@@ -169,3 +169,79 @@ func TestDistributed_CoordinatorResumes(t *testing.T) {
 		t.Fatalf("views differ after a resumed coordinator:\n%s", firstDiff(got, want))
 	}
 }
+
+// TestDistributed_SlowPartKeepsLease: a worker whose part takes several
+// lease lifetimes renews its lease meanwhile, so neither the coordinator
+// nor another worker claims the part again, and its stage is folded.
+func TestDistributed_SlowPartKeepsLease(t *testing.T) {
+	s, m, want := distSetup(t)
+	const ttl = 300 * time.Millisecond
+	var slow atomic.Int32
+	slow.Store(-1)
+	d := Distributed{Poll: time.Millisecond, LeaseTTL: ttl}
+	stop := runWorkers(t, s, m, 2, d, func(i int, l Lease) {
+		if i == 0 && slow.CompareAndSwap(-1, int32(l.Part)) {
+			time.Sleep(6 * ttl) // a slow part: computing it takes 6 lifetimes
+		}
+	})
+	c := openDist(t, s, m, &d)
+	_, err := c.Materialize(context.Background())
+	reps := stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slow.Load() < 0 {
+		t.Fatal("the slow worker claimed no part: the test shows nothing")
+	}
+	if reps[0].Lost != 0 || reps[0].Parts == 0 {
+		t.Fatalf("slow worker: %+v; want its parts staged and no lease lost (part %d)", reps[0], slow.Load())
+	}
+	if got := dumpViews(t, s); got != want {
+		t.Fatalf("views differ after a slow part:\n%s", firstDiff(got, want))
+	}
+}
+
+// TestLeaseKeeper: a kept lease is renewed past its lifetime (another
+// claim fails, the holder's fenced write succeeds with the renewed lease),
+// and once the keeper stops the lease expires and is claimed again; a
+// keeper whose lease was taken cancels its context and reports the loss.
+func TestLeaseKeeper(t *testing.T) {
+	s := openMem(t)
+	const ttl = 300 * time.Millisecond
+	d := (&Distributed{LeaseTTL: ttl}).withDefaults("w")
+	l, err := ClaimLease(s, 3, "w", time.Now(), ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, k := keepLease(context.Background(), s, l, &d)
+	time.Sleep(5 * ttl)
+	if _, err := ClaimLease(s, 3, "thief", time.Now(), ttl); !errors.Is(err, ErrLeaseHeld) {
+		t.Fatalf("claim of a kept lease after 5 lifetimes: %v, want ErrLeaseHeld", err)
+	}
+	kept, err := k.stop()
+	if err != nil || kept.Generation != l.Generation || !kept.Deadline.After(l.Deadline) {
+		t.Fatalf("stop: %+v, %v; want generation %d renewed past %v", kept, err, l.Generation, l.Deadline)
+	}
+	if err := fencedWrite(s, kept, "w1"); err != nil {
+		t.Fatalf("write under the renewed lease: %v", err)
+	}
+	time.Sleep(2 * ttl)
+	taken, err := ClaimLease(s, 3, "thief", time.Now(), time.Hour)
+	if err != nil {
+		t.Fatalf("claim after the keeper stopped: %v", err)
+	}
+
+	// Lost: the keeper of the old lease finds it taken at its next renewal.
+	ctx, k := keepLease(context.Background(), s, kept, &d)
+	select {
+	case <-ctx.Done():
+	case <-time.After(20 * ttl):
+		t.Fatal("the keeper of a lost lease did not cancel its context")
+	}
+	if _, err := k.stop(); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("stop after the loss: %v, want ErrLeaseLost", err)
+	}
+	if cur, _, err := ReadLease(s, 3); err != nil || cur.Generation != taken.Generation || cur.Owner != "thief" {
+		t.Fatalf("lease after the loss: %+v, %v; want the thief's", cur, err)
+	}
+}

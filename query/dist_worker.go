@@ -26,6 +26,9 @@ type WorkReport struct {
 // writes only leases and stages, so it runs beside the coordinator on the
 // same engine, or in another engine on a shared server store.
 func (e *Engine) Work(ctx context.Context, o *Distributed, wait bool) (*WorkReport, error) {
+	if err := e.checkWrite(); err != nil {
+		return nil, err
+	}
 	d := o.withDefaults("worker")
 	rep := &WorkReport{}
 	for {
@@ -80,7 +83,7 @@ func (e *Engine) workParts(ctx context.Context, p *plan, d *Distributed, rep *Wo
 		if cur, err := e.planCurrent(p, l); err != nil || !cur {
 			return did, err
 		}
-		if err := e.workPart(ctx, p, l); err != nil {
+		if l, err = e.workPart(ctx, p, l, d); err != nil {
 			if errors.Is(err, ErrLeaseLost) {
 				rep.Lost++
 				continue
@@ -116,32 +119,41 @@ func (e *Engine) planCurrent(p *plan, l Lease, del ...[]byte) (bool, error) {
 }
 
 // workPart computes the part of lease l against the plan's graph version
-// and stages it under l.
-func (e *Engine) workPart(ctx context.Context, p *plan, l Lease) error {
+// and stages it under l, renewing l meanwhile (keepLease) so that a part
+// slower than the lease's lifetime stays this worker's; it returns the
+// lease as last renewed.
+func (e *Engine) workPart(ctx context.Context, p *plan, l Lease, d *Distributed) (Lease, error) {
+	kctx, k := keepLease(ctx, e.store, l, d)
+	defer k.stop()
 	chunk := p.part(l.Part)
 	workers, release, err := e.newWorkers()
 	if err != nil {
-		return err
+		return l, err
 	}
 	defer release()
 	if v := workers[0].view.Version(); v != p.Version {
-		return fmt.Errorf("query: plan %d is for graph version %d, the store is at %d (updates must go through the coordinator)", p.ID, p.Version, v)
+		return l, fmt.Errorf("query: plan %d is for graph version %d, the store is at %d (updates must go through the coordinator)", p.ID, p.Version, v)
 	}
 	rs, err := rootSet(workers[0].view)
 	if err != nil {
-		return err
+		return l, err
 	}
 	recs := make([]*rootRecord, len(chunk))
-	if err := e.computePart(ctx, workers, rs, chunk, recs); err != nil {
-		return err
-	}
-	if e.testHookBeforeStage != nil {
+	err = e.computePart(kctx, workers, rs, chunk, recs)
+	if err == nil && e.testHookBeforeStage != nil {
 		e.testHookBeforeStage(l)
+	}
+	l, lerr := k.stop()
+	switch {
+	case lerr != nil:
+		return l, lerr
+	case err != nil:
+		return l, err
 	}
 	b := e.store.NewBatch()
 	defer b.Close()
 	if err := b.Set(stageKey(l.Part), encodeStage(p.ID, chunk, recs)); err != nil {
-		return fmt.Errorf("query: stage part %d: %w", l.Part, err)
+		return l, fmt.Errorf("query: stage part %d: %w", l.Part, err)
 	}
-	return CommitUnderLease(e.store, b, l)
+	return l, CommitUnderLease(e.store, b, l)
 }

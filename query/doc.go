@@ -131,14 +131,55 @@
 // on every claim. The holder writes for the part only through
 // CommitUnderLease, guarded by its exact lease value: once its lease
 // expired and another worker claimed the part, the generation differs and
-// its write is refused (ErrLeaseLost). Deadlines decide only when a part
-// may be claimed again; admission is decided by the generation in the
-// data, not by anyone's clock, so a stalled or partitioned worker cannot
-// commit late. The leases sit in the store rather than in a job-queue
+// its write is refused (ErrLeaseLost). While it computes the part the
+// holder renews its lease every third of its lifetime (RenewLease), so a
+// part slower than the lease is not claimed again from a live holder; a
+// renewal that finds the lease lost stops the computation. Deadlines
+// decide only when a part may be claimed again; admission is decided by
+// the generation in the data, not by anyone's clock, so a stalled or
+// partitioned worker cannot commit late. The leases sit in the store rather than in a job-queue
 // library (River and the like are bound to PostgreSQL) because the
 // compare-and-set is the one thing they need and every engine provides
 // it, so the same code runs on Pebble and Badger in one process and on
 // PostgreSQL across machines.
+//
+// # Replicas
+//
+// An engine opened with Options.Replica is a read-only replica of a store
+// that another engine writes: several serve processes on one PostgreSQL
+// table (the store opened with storage.Options.Shared, so no writer lock
+// is taken), or a second engine on the writer's Store in one process, on
+// any engine. Open writes nothing (no meta record, no dirty marks: views
+// of other models or no views at all make every answer stale), and every
+// write (Update, ApplyExternal, Refresh, Materialize, Work) fails with
+// ErrReadOnly.
+//
+// A replica keeps what a writer keeps in memory, the stale set (with the
+// affected set, as Open adds it) and whether the views are complete,
+// read in one snapshot together with the state record ("V" "s") it came
+// with; the graph version it reports is the one the writer marked. The
+// state record changes in every batch that can make a view stale that was
+// not (an update's dirty marks carry its graph version) and at the end of
+// every refresh, and never returns to an earlier value while the views
+// are complete. So each read fetches the node's view and the state record
+// together (one request on a server, the view first on a local engine)
+// and serves the view as fresh only when the record is still the one the
+// replica's state came with, the views were complete and marked up to the
+// graph version then, and the node was not stale: a replica that is
+// behind the writer flags every answer stale, never serves an old view as
+// fresh. It catches up (reads the state again) every Replica.Poll, at
+// once when a read found it behind, and on CatchUp. A poll also compares
+// the graph version with the marked one: a writer that died between a
+// graph update and its dirty marks leaves the state record unchanged, and
+// the replica's answers are stale from its next poll until a writer opens
+// the store again (which marks the update). A replica computes
+// nothing and writes nothing back: where a writer takes the cold path it
+// returns the stored view flagged stale (or, with no view, an empty
+// prediction flagged stale) until the writer refreshes or recomputes the
+// node itself (its cold path shrinks the stale set without a new state
+// record: a replica with stale nodes reads the sets again at every poll);
+// a node in no subgraph of complete, current views gets the approximation
+// a writer gives (SourceApprox, not stored).
 //
 // # Key layout
 //
@@ -185,6 +226,9 @@
 //   - Only one Engine may write a store, and graph updates must go through
 //     it; an update made elsewhere is noticed on the next Open (the graph
 //     version differs from the last marked one) and dirties every subgraph.
+//   - A replica serves the models it opened with: after fasd train and a
+//     materialize by the writer its answers are all stale until it is
+//     opened again.
 //   - Each Update re-samples every dirty root (cheap, but O(dirty) per
 //     update): refresh regularly.
 //   - The per-record graph version is the version at which the record was

@@ -81,6 +81,13 @@ type Options struct {
 	// leases in the store, and fold the staged parts into the views in
 	// order, computing a part themselves when no worker holds it.
 	Distributed *Distributed
+	// Replica, if set, makes the engine a read-only replica of a store
+	// another engine writes (a server store opened with
+	// storage.Options.Shared, or the writer's own Store in this process):
+	// Open writes nothing, every write fails with ErrReadOnly, reads follow
+	// the writer's refreshes and are exact or flagged stale (see doc.go,
+	// "Replicas").
+	Replica *Replica
 	// SubgraphCacheBytes bounds the in-memory cache of debiased subgraphs
 	// that Subgraph regenerates; 0 means 64 MiB, negative means no cache.
 	SubgraphCacheBytes int64
@@ -103,6 +110,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Storage != nil {
 		errs = append(errs, o.Storage.Validate())
+	}
+	if o.Replica != nil && o.Distributed != nil {
+		errs = append(errs, fmt.Errorf("%w: Replica and Distributed exclude each other (a replica writes nothing)", ErrInvalid))
 	}
 	return errors.Join(errs...)
 }
@@ -217,6 +227,7 @@ type Engine struct {
 	closeE  error
 
 	stats engineStats
+	rep   *replica // non-nil on a replica (Options.Replica)
 	// testHookBeforeStage, set by tests, runs in Work between computing a
 	// part and staging it.
 	testHookBeforeStage func(Lease)
@@ -319,7 +330,12 @@ func Open(dir string, opts *Options) (_ *Engine, err error) {
 			ErrSchema, e.info.FeatureHash, want)
 	}
 	e.tag = modelTag(e.info.Version)
-	if err := e.init(); err != nil {
+	if o.Replica != nil {
+		err = e.openReplica()
+	} else {
+		err = e.init()
+	}
+	if err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -478,6 +494,9 @@ func DeleteViews(s storage.Store) error {
 // writer to finish; cancel its context first to stop it early.
 func (e *Engine) Close() error {
 	e.once.Do(func() {
+		if e.rep != nil {
+			e.rep.close()
+		}
 		e.wmu.Lock()
 		defer e.wmu.Unlock()
 		e.closed.Store(true)

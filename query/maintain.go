@@ -44,6 +44,9 @@ func (e *Engine) Refresh(ctx context.Context) (*RefreshReport, error) {
 }
 
 func (e *Engine) sync(ctx context.Context, all bool) (*RefreshReport, error) {
+	if err := e.checkWrite(); err != nil {
+		return nil, err
+	}
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
 	if err := e.check(); err != nil {
@@ -159,6 +162,9 @@ type UpdateReport struct {
 // process dies in between, the next Open notices the version gap and
 // marks every subgraph dirty.
 func (e *Engine) Update(ctx context.Context, fn func(tx *index.Tx) error) (*UpdateReport, error) {
+	if err := e.checkWrite(); err != nil {
+		return nil, err
+	}
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
 	if err := e.check(); err != nil {

@@ -116,6 +116,9 @@ func (e *Engine) Predict(ctx context.Context, u uint32) (Prediction, error) {
 	if err := e.check(); err != nil {
 		return Prediction{}, err
 	}
+	if e.rep != nil {
+		return e.replicaPredict(ctx, u)
+	}
 	p, ok, err := e.cached(e.store, u)
 	if err != nil || ok {
 		if ok {
@@ -318,6 +321,9 @@ func (e *Engine) PredictMany(ctx context.Context, nodes []uint32, cold bool) ([]
 	if err := e.check(); err != nil {
 		return nil, err
 	}
+	if e.rep != nil {
+		return e.replicaPredictMany(ctx, nodes, cold)
+	}
 	snap, err := e.store.NewSnapshot()
 	if err != nil {
 		return nil, fmt.Errorf("query: snapshot: %w", err)
@@ -402,8 +408,11 @@ func (e *Engine) All(ctx context.Context) iter.Seq2[Prediction, error] {
 			return
 		}
 		defer it.Close()
-		stale := e.stale.Load()
-		complete := e.complete.Load()
+		stale, complete, err := e.staleness(snap)
+		if err != nil {
+			yield(Prediction{}, err)
+			return
+		}
 		var nv nodeView
 		for ok := it.First(); ok; ok = it.Next() {
 			if err := ctx.Err(); err != nil {

@@ -25,10 +25,11 @@ func newServeCommand() *cobra.Command {
 	var maxBody int64
 	var maxItems, maxConns, maxPerClient int
 	var readOnly, authReads bool
+	rep := &replicaFlags{}
 	var allowHosts []string
 	var readHeader, read, write, idle, shutdown time.Duration
 	cmd := &cobra.Command{
-		Use:   "serve --db DIR [--addr 127.0.0.1:8080] [--token-file F] [--read-only]",
+		Use:   "serve --db DIR [--addr 127.0.0.1:8080] [--token-file F] [--read-only] [--replica [--poll 1s]]",
 		Short: "Serve fair predictions and updates over a JSON HTTP API",
 		Long: `Serve answers, until interrupted (then it shuts down gracefully):
 
@@ -64,6 +65,16 @@ Security:
   reached, the --addr host when given by name, or an --allow-host entry
   ("*": any), else 421: this defeats DNS rebinding from a web page.
 
+Replicas:
+  --replica serves a store on PostgreSQL beside its writer and other
+  replicas: it takes no writer lock, refuses every mutation (403, as
+  --read-only), and follows the writer's refreshes (it looks for them every
+  --poll, and every read checks that it is not behind). An answer is exact
+  for the graph version it reports or flagged "stale": true, never an old
+  view presented as fresh. Nothing is computed or written back; stale
+  nodes stay flagged until the writer refreshes. Restart replicas after
+  fasd train.
+
 Limits:
   A request head must arrive within --read-header-timeout of the connection
   (or, on a kept-alive connection, of its first bytes); head and body within
@@ -93,7 +104,11 @@ Errors are JSON {"error": ...} with a 4xx status for bad input.
 					return usagef("serve: --%s %v: want a positive duration", d.name, d.v)
 				}
 			}
+			if cmd.Flags().Changed("poll") && !rep.on {
+				return usagef("serve: --poll applies to a --replica only")
+			}
 			errOut := cmd.ErrOrStderr()
+			readOnly = readOnly || rep.on
 			token, source, err := serveToken(tokenFile, errOut)
 			if err != nil {
 				return err
@@ -113,14 +128,22 @@ Errors are JSON {"error": ...} with a 4xx status for bad input.
 				}
 				return usagef("serve: %s", strings.ReplaceAll(err.Error(), query.ErrInvalid.Error()+": ", ""))
 			}
-			e, _, err := o.openEngine("serve", errOut)
+			var e *query.Engine
+			if rep.on {
+				e, err = rep.openReplica(o, opts.Log)
+			} else {
+				e, _, err = o.openEngine("serve", errOut)
+			}
 			if err != nil {
 				return err
 			}
 			defer func() { err = errors.Join(err, e.Close()) }()
 			err = httpapi.Serve(cmd.Context(), e, addr, opts, func(a net.Addr) {
 				fmt.Fprintf(errOut, "serving on http://%s\n", a)
-				fmt.Fprintln(errOut, serveAccess(addr, source, readOnly, authReads))
+				fmt.Fprintln(errOut, serveAccess(addr, source, readOnlyFlag(readOnly, rep.on), authReads))
+				if rep.on {
+					replicaNote(errOut, rep)
+				}
 			})
 			if err != nil {
 				return fmt.Errorf("serve: %w", err)
@@ -134,6 +157,8 @@ Errors are JSON {"error": ...} with a 4xx status for bad input.
 	f.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address; one that is not loopback needs a token")
 	f.StringVar(&tokenFile, "token-file", "", "file holding the bearer token (default: the "+tokenEnv+" environment variable)")
 	f.BoolVar(&readOnly, "read-only", false, "refuse every mutation (403)")
+	f.BoolVar(&rep.on, "replica", false, "serve a store on PostgreSQL read-only beside its writer, following its refreshes (implies --read-only)")
+	f.DurationVar(&rep.poll, "poll", time.Second, "with --replica: wait between two looks for the writer's refreshes")
 	f.BoolVar(&authReads, "auth-reads", false, "require the token for reads too (always so on an address that is not loopback)")
 	f.StringSliceVar(&allowHosts, "allow-host", nil, "another host name or IP accepted in the Host header (repeatable or comma-separated; * for any)")
 	f.Int64Var(&maxBody, "max-body", 0, "request body limit in bytes (0: 1 MiB)")
@@ -181,8 +206,9 @@ func checkToken(token, source string) error {
 	return nil
 }
 
-// serveAccess describes who may do what, for the start-up message.
-func serveAccess(addr, source string, readOnly, authReads bool) string {
+// serveAccess describes who may do what, for the start-up message;
+// readOnly names the flag that refuses mutations ("" when none does).
+func serveAccess(addr, source, readOnly string, authReads bool) string {
 	reads := "reads: open (loopback address)"
 	switch {
 	case !httpapi.IsLoopback(addr):
@@ -192,12 +218,23 @@ func serveAccess(addr, source string, readOnly, authReads bool) string {
 	}
 	var writes string
 	switch {
-	case readOnly:
-		writes = "mutations: refused (--read-only)"
+	case readOnly != "":
+		writes = "mutations: refused (" + readOnly + ")"
 	case source == "":
 		writes = "mutations: disabled (no token: set --token-file or " + tokenEnv + ")"
 	default:
 		writes = "mutations: need the bearer token (from " + source + ")"
 	}
 	return reads + "; " + writes
+}
+
+// readOnlyFlag names the flag that makes serve refuse mutations.
+func readOnlyFlag(readOnly, replica bool) string {
+	switch {
+	case replica:
+		return "--replica"
+	case readOnly:
+		return "--read-only"
+	}
+	return ""
 }

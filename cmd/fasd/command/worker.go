@@ -76,7 +76,7 @@ server; stop them with Ctrl-C. With --once it returns when no part is left.
 		},
 	}
 	o.AddFlags(cmd.Flags())
-	cmd.Flags().DurationVar(&d.lease, "lease", 30*time.Second, "how long a claimed part stays this worker's without a stage")
+	cmd.Flags().DurationVar(&d.lease, "lease", 30*time.Second, "how long a claimed part stays this worker's without a renewal (renewed every third of it while the worker computes the part)")
 	cmd.Flags().DurationVar(&d.poll, "poll", 200*time.Millisecond, "wait between two looks for work")
 	cmd.Flags().BoolVar(&once, "once", false, "return when no part is left instead of waiting for more work")
 	cmd.Flags().StringVar(&name, "name", "worker", "the owner name in this worker's leases")

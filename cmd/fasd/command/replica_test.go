@@ -1,0 +1,162 @@
+package command
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fasd-db/fasd/storage"
+	"github.com/fasd-db/fasd/storage/postgres"
+	"github.com/fasd-db/fasd/storage/storagetest"
+)
+
+// Ensure that serve --replica refuses a local store and a bad --poll
+// before opening anything.
+func TestServeReplica_Flags(t *testing.T) {
+	db := fixtureStore(t, "views")
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"serve", "--db", db, "--replica"}, "--replica needs --db postgres://"},
+		{[]string{"serve", "--db", "postgres://127.0.0.1:1/x", "--replica", "--poll", "0s"}, "--poll 0s"},
+		{[]string{"serve", "--db", db, "--poll", "1s"}, "--poll applies to a --replica only"},
+	} {
+		_, err, code := run(t, c.args...)
+		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%v: exit %d, %v; want exit %d with %q", c.args, code, err, ExitUsage, c.msg)
+		}
+	}
+}
+
+// copyToPostgres copies the store at dir into a fresh table on the test
+// server and returns its DSN (skipped without FASD_TEST_POSTGRES).
+func copyToPostgres(t *testing.T, dir string) string {
+	t.Helper()
+	dsn := storagetest.PostgresDSN(t)
+	t.Cleanup(func() {
+		if err := postgres.Drop(context.Background(), dsn); err != nil {
+			t.Error(err)
+		}
+	})
+	src, err := storage.Open(dir, &storage.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := storage.Open(dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	it, err := src.NewIter([]byte{0x01}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	b := dst.NewBatch()
+	defer b.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		v, err := it.Value()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Set(it.Key(), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return dsn
+}
+
+// Ensure that fasd serve --replica runs beside the writer's fasd serve on
+// one PostgreSQL table, answers the writer's predictions, flags its answers
+// stale after the writer's update until the writer refreshes, then answers
+// the refreshed predictions, and refuses mutations with 403.
+func TestServeReplica_Postgres(t *testing.T) {
+	dir := fixtureStore(t, "views")
+	ps := predictAll(t, dir)
+	db := copyToPostgres(t, dir)
+	t.Setenv(tokenEnv, serveTestToken)
+	writer, _, cancelW, doneW := startServeCommand(t, "serve", "--db", db, "--addr", "127.0.0.1:0")
+	replica, errOut, cancelR, doneR := startServeCommand(t, "serve", "--db", db, "--addr", "127.0.0.1:0", "--replica", "--poll", "20ms")
+	if d := errOut.String(); !strings.Contains(d, "read-only replica") || !strings.Contains(d, "mutations: refused (--replica)") {
+		t.Errorf("replica start-up message:\n%s", errOut)
+	}
+	var ids []int64
+	for _, p := range ps[:20] {
+		ids = append(ids, p.ID)
+	}
+	get := func(base string, id int64) map[string]any {
+		t.Helper()
+		code, body := httpJSON(t, "GET", fmt.Sprintf("%s/v1/nodes/%d/prediction", base, id), "")
+		if code != http.StatusOK {
+			t.Fatalf("%s prediction of %d: %d %v", base, id, code, body)
+		}
+		return body
+	}
+	same := func(a, b map[string]any) bool {
+		return fmt.Sprint(a["probs"], a["subgraphs"], a["graph_version"]) == fmt.Sprint(b["probs"], b["subgraphs"], b["graph_version"])
+	}
+	// Every replica answer is the writer's or flagged stale; wait returns
+	// once every answer is fresh.
+	follow := func(step string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			stale := 0
+			for _, id := range ids {
+				r, w := get(replica, id), get(writer, id)
+				switch {
+				case r["stale"] == true:
+					stale++
+				case !same(r, w):
+					t.Fatalf("%s: node %d: replica %v presented as fresh, writer %v", step, id, r, w)
+				}
+			}
+			if stale == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d answers still stale after 30 s", step, stale)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	follow("materialized")
+	before := get(replica, ids[0])
+
+	edges := fmt.Sprintf(`{"edges":[[%d,%d],[%d,%d],[%d,%d]]}`, ids[0], ids[1], ids[0], ids[2], ids[3], ids[0])
+	if code, body := httpJSON(t, "POST", writer+"/v1/edges", edges); code != http.StatusOK {
+		t.Fatalf("update on the writer: %d %v", code, body)
+	}
+	// The writer's answers are exact now (cold where the update reached);
+	// the replica's must equal them or be flagged.
+	for _, id := range ids {
+		if r := get(replica, id); r["stale"] != true && !same(r, get(writer, id)) {
+			t.Fatalf("after the update: node %d: replica %v presented as fresh", id, r)
+		}
+	}
+	if code, body := httpJSON(t, "POST", writer+"/v1/refresh", ""); code != http.StatusOK {
+		t.Fatalf("refresh on the writer: %d %v", code, body)
+	}
+	follow("refreshed")
+	if after := get(replica, ids[0]); fmt.Sprint(after["probs"]) == fmt.Sprint(before["probs"]) {
+		t.Errorf("node %d: the same answer before and after the update and refresh (%v): the test shows nothing", ids[0], after["probs"])
+	}
+	if code, body := httpJSON(t, "POST", replica+"/v1/refresh", ""); code != http.StatusForbidden {
+		t.Errorf("refresh on the replica: %d %v, want 403", code, body)
+	}
+	cancelR()
+	cancelW()
+	for _, done := range []chan error{doneR, doneW} {
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}
+}

@@ -1,0 +1,217 @@
+//go:build crashtest
+
+package main
+
+// A distributed materialize on PostgreSQL whose worker process is killed
+// (SIGKILL by PID) in the middle of a part: the coordinator computes the
+// part itself once the dead worker's lease expires, and the views equal a
+// single-process materialize's byte for byte. It reuses the crash suite's
+// child processes (fasdRunner); skipped without FASD_TEST_POSTGRES.
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fasd-db/fasd/index"
+	"github.com/fasd-db/fasd/storage"
+	"github.com/fasd-db/fasd/storage/postgres"
+	"github.com/fasd-db/fasd/storage/storagetest"
+)
+
+// Keys of distributed work (query/dist_stage.go, query/lease.go): a lease
+// "V" "L" part:u32 (value: generation u64, deadline i64, owner) and a
+// stage "V" "T" part:u32.
+var leasePrefix = []byte{index.PrefixViews, 'L'}
+
+func stageKey(part uint32) []byte {
+	return binary.BigEndian.AppendUint32([]byte{index.PrefixViews, 'T'}, part)
+}
+
+// copyToTable copies every key of the local store at dir into a fresh
+// table and returns its DSN.
+func copyToTable(t *testing.T, dir string) string {
+	t.Helper()
+	dsn := storagetest.PostgresDSN(t)
+	t.Cleanup(func() {
+		if err := postgres.Drop(context.Background(), dsn); err != nil {
+			t.Error(err)
+		}
+	})
+	src, err := storage.Open(dir, &storage.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := storage.Open(dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	it, err := src.NewIter([]byte{0x01}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	b := dst.NewBatch()
+	defer b.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		v, err := it.Value()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Set(it.Key(), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return dsn
+}
+
+// viewKeys renders every key of the views (prefix 'V') of s.
+func viewKeys(t *testing.T, s storage.Reader) string {
+	t.Helper()
+	it, err := s.NewIter([]byte{index.PrefixViews}, []byte{index.PrefixViews + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	var b strings.Builder
+	for ok := it.First(); ok; ok = it.Next() {
+		v, err := it.Value()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%q=%x\n", it.Key(), v)
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// heldPart returns a part whose lease owner is owner and that has no
+// stage yet: the owner is computing it.
+func heldPart(s storage.Store, owner string) (part uint32, ok bool, err error) {
+	it, err := s.NewIter(leasePrefix, storage.PrefixEnd(leasePrefix))
+	if err != nil {
+		return 0, false, err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		v, err := it.Value()
+		if err != nil {
+			return 0, false, err
+		}
+		if len(v) < 16 || !bytes.Equal(v[16:], []byte(owner)) || len(it.Key()) != 6 {
+			continue
+		}
+		p := binary.BigEndian.Uint32(it.Key()[2:])
+		if _, err := s.Get(stageKey(p)); err == nil {
+			continue
+		}
+		return p, true, nil
+	}
+	return 0, false, it.Err()
+}
+
+func TestWorkerKilledMidPart(t *testing.T) {
+	if os.Getenv(storagetest.PostgresEnv) == "" {
+		t.Skipf("no PostgreSQL server: set %s", storagetest.PostgresEnv)
+	}
+	r := newRunner(t)
+	dir := t.TempDir()
+	dump := filepath.Join(dir, "dump")
+	r.must(t, "gen", "--out", dump, "--nodes", "400", "--features", "6", "--seed", "3")
+	trained := filepath.Join(dir, "trained")
+	r.must(t, "load", "--db", trained, "--dataset", "synth", "--dir", dump)
+	r.must(t, append([]string{"train", "--db", trained}, tinyTrain...)...)
+	dsn := copyToTable(t, trained)
+	clean := copyStore(t, trained)
+	r.must(t, "materialize", "--db", clean, "--workers", "1")
+
+	// The victim worker, then the coordinator, as child processes.
+	const lease = "2s"
+	victim := exec.Command(r.path, "worker", "--db", dsn, "--workers", "1", "--name", "victim", "--lease", lease, "--poll", "10ms")
+	victim.Env = append(os.Environ(), r.env...)
+	var vOut bytes.Buffer
+	victim.Stdout, victim.Stderr = &vOut, &vOut
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer victim.Process.Kill()
+	coord := make(chan result, 1)
+	go func() {
+		coord <- r.start(t, nil, 0, "materialize", "--db", dsn, "--workers", "1", "--distributed", "--lease", lease, "--poll", "10ms")
+	}()
+
+	// Kill the victim by its PID as soon as it holds a part it has not
+	// staged.
+	obs, err := storage.Open(dsn, &storage.Options{Shared: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obs.Close()
+	deadline := time.Now().Add(2 * time.Minute)
+	var part uint32
+	for {
+		p, ok, err := heldPart(obs, "victim")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			part = p
+			break
+		}
+		select {
+		case res := <-coord:
+			t.Fatalf("the coordinator ended (exit %d) before the victim held a part\n%s%s\nvictim:\n%s", res.code, res.out, res.errOut, vOut.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the victim held no part within 2 minutes\n%s", vOut.String())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	proc, err := os.FindProcess(victim.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := proc.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = victim.Wait()
+	if victim.ProcessState.Exited() {
+		t.Fatalf("the victim exited by itself (code %d) instead of being killed\n%s", victim.ProcessState.ExitCode(), vOut.String())
+	}
+	// Killed mid-part: its lease is there, its stage is not.
+	if _, err := obs.Get(stageKey(part)); err == nil {
+		t.Logf("part %d was staged as the kill landed: the kill fell between computing and the next claim", part)
+	} else {
+		t.Logf("killed the victim (pid %d) while it computed part %d", victim.Process.Pid, part)
+	}
+
+	res := <-coord
+	if res.code != 0 {
+		t.Fatalf("coordinator: exit %d\n%s%s", res.code, res.out, res.errOut)
+	}
+	cs, err := storage.Open(clean, &storage.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	got, want := viewKeys(t, obs), viewKeys(t, cs)
+	if got != want {
+		t.Fatalf("views after a killed worker differ from a single-process materialize:\n%s", firstDiff(got, want))
+	}
+	t.Logf("%d view keys equal", strings.Count(got, "\n"))
+}
