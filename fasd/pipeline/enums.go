@@ -25,6 +25,19 @@ const (
 	ScoreBudget ScoreSchedule = "budget"
 )
 
+// ClassSchedule is the value of classifier.schedule.
+type ClassSchedule string
+
+const (
+	// ClassEpochs trains f for classifier.epochs passes over every
+	// subgraph, validating on every validation node after each (§10).
+	ClassEpochs ClassSchedule = "epochs"
+	// ClassBudget trains f for a budget of subgraph-steps, validating
+	// classifier.evals times on a fixed sample of validation nodes, with
+	// early stopping (docs/method.md §17).
+	ClassBudget ClassSchedule = "budget"
+)
+
 // Decision is the value of classifier.decision.
 type Decision string
 
@@ -130,6 +143,7 @@ var enums = []struct {
 	{"classifier.decision", names(DecisionHalf, DecisionPrior, DecisionPlatt, DecisionValAcc)},
 	{"classifier.select", names(SelectAcc, SelectAUC)},
 	{"classifier.readout", names(ReadoutMean, ReadoutRoot)},
+	{"classifier.schedule", names(ClassEpochs, ClassBudget)},
 }
 
 func names[T ~string](vs ...T) []string {

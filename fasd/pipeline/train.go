@@ -29,6 +29,9 @@ const (
 	purposeBaseline   = 110
 	// purposeScoreHeldOut draws the fixed (t, ε) of the held-out score loss.
 	purposeScoreHeldOut = 111
+	// purposeFValSample draws the validation nodes f's budget schedule
+	// validates on.
+	purposeFValSample = 112
 )
 
 // padBuf is one padded batch: X (B×N×D), A (B×N×N) and the node mask,
