@@ -224,7 +224,7 @@ type ClassifierConfig struct {
 
 // ClassifierBudget is the default budget of f's "budget" schedule in
 // subgraph-steps for m subgraphs: 3000·m^(1/3) (≈ 20k for NBA's 313
-// subgraphs, ≈ 90k for 27k, ≈ 276k for 770k), never more than epochs
+// subgraphs, ≈ 90k for 27k, ≈ 275k for 770k), never more than epochs
 // passes and at least one batch (docs/method.md §17 gives the reasons).
 func ClassifierBudget(m, batch, epochs int) int {
 	b := int(math.Round(3000 * math.Cbrt(float64(m))))
