@@ -320,3 +320,32 @@ func TestEstimate_FBudget(t *testing.T) {
 		}
 	}
 }
+
+// Ensure that a run under the budget schedule trains every f variant by
+// it and reports their stages in optimizer steps.
+func TestRun_FBudget(t *testing.T) {
+	in := newToyGraph(160, 6, 6, 0.8, 0.4, 0.8, 6).input(t, 1, 5)
+	cfg := fastConfig(t)
+	cfg.Classifier.Schedule, cfg.Classifier.Batch, cfg.Classifier.Budget = ClassBudget, 16, 16*30
+	res, err := Run(context.Background(), cfg, in, &Options{Variants: []Variant{VariantFASD, VariantNoDiffusion, VariantNoFairness}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ClassifierUnits(&cfg, len(in.Subgraphs))
+	if want != 30 {
+		t.Fatalf("setup: %d steps planned, want 30", want)
+	}
+	for _, s := range res.Timings {
+		if (s.Stage == StageClassifier || s.Stage == StageNoDiffusion || s.Stage == StageClassNoFair) && s.Units != want {
+			t.Errorf("%s: %d units, want %d steps", s.Stage, s.Units, want)
+		}
+	}
+	for _, v := range res.Variants {
+		if v.FBudget == nil || v.FBudget.Steps < 1 || v.FBudget.Steps > want || v.Test.N == 0 {
+			t.Errorf("%s: budget stats %+v, %d test nodes", v.Variant, v.FBudget, v.Test.N)
+		}
+	}
+	if len(res.Variants) != 3 {
+		t.Errorf("%d variants", len(res.Variants))
+	}
+}
