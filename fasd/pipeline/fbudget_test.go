@@ -2,11 +2,14 @@ package pipeline
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fasd-db/fasd/fasd"
@@ -347,5 +350,56 @@ func TestRun_FBudget(t *testing.T) {
 	}
 	if len(res.Variants) != 3 {
 		t.Errorf("%d variants", len(res.Variants))
+	}
+}
+
+// Ensure that a model bundle written before the budget schedule's keys
+// existed (no classifier.schedule, budget, evals, eval_patience, val_cap)
+// still decodes, with the epochs schedule.
+func TestUnmarshalModels_BeforeFBudget(t *testing.T) {
+	cfg := fastConfig(t)
+	m, err := newModels(&cfg, 6, false, false, true, false, fasd.NewRand(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := m.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	hl := int(le.Uint32(b[8:12]))
+	var hdr bundleHeader
+	if err := json.Unmarshal(b[12:12+hl], &hdr); err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	section := ""
+	for _, line := range strings.Split(hdr.Config, "\n") {
+		if s := strings.TrimSpace(line); strings.HasPrefix(s, "[") {
+			section = s
+		} else if k, _, ok := strings.Cut(s, " ="); ok && section == "[classifier]" &&
+			slices.Contains([]string{"schedule", "budget", "evals", "eval_patience", "val_cap"}, k) {
+			continue
+		}
+		kept = append(kept, line)
+	}
+	if len(kept) != strings.Count(hdr.Config, "\n")+1-5 {
+		t.Fatalf("setup: removed %d lines, want 5", strings.Count(hdr.Config, "\n")+1-len(kept))
+	}
+	hdr.Config = strings.Join(kept, "\n")
+	hj, err := json.Marshal(hdr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := append(append(append([]byte(nil), b[:8]...), le.AppendUint32(nil, uint32(len(hj)))...), hj...)
+	old = append(old, b[12+hl:len(b)-32]...)
+	sum := sha256.Sum256(old)
+	old = append(old, sum[:]...)
+	got, err := UnmarshalModels(old)
+	if err != nil {
+		t.Fatalf("bundle without the budget keys: %v", err)
+	}
+	if got.Config.Classifier.Schedule != ClassEpochs {
+		t.Errorf("schedule %q, want epochs", got.Config.Classifier.Schedule)
 	}
 }
