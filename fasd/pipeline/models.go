@@ -233,11 +233,12 @@ func UnmarshalModels(b []byte) (*Models, error) {
 	// Bundles written before a key existed decode with that key's
 	// behaviour of the time: the paper's epochs schedule and reverse SDE.
 	cfg := Config{
-		Classifier: ClassifierConfig{Decision: string(DecisionHalf), Select: string(SelectAcc), Readout: string(ReadoutMean),
-			Schedule: ClassEpochs, Evals: 20, EvalPatience: 5, ValCap: 2000},
+		Classifier: ClassifierConfig{Decision: string(DecisionHalf), Select: string(SelectAcc), Readout: string(ReadoutMean)},
 		Score:      ScoreConfig{Schedule: "epochs", Evals: 20, HoldOut: 0.1},
 		Debias:     DebiasConfig{Reverse: "sde", GuideSteps: 3, GuideTol: 0.05, GuideNet: "gsen", GuideRounds: 1},
 	}
+	// f's budget schedule came later still: its keys' defaults.
+	cfg.Classifier.Schedule, cfg.Classifier.Evals, cfg.Classifier.EvalPatience, cfg.Classifier.ValCap = ClassEpochs, 20, 5, 2000
 	if err := cfg.LoadTOML("bundle config", strings.NewReader(hdr.Config)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrModels, err)
 	}
