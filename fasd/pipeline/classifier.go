@@ -89,8 +89,13 @@ type VariantResult struct {
 	// Threshold is the decision threshold on P(1) (classifier.decision).
 	Threshold Num     `json:"threshold"`
 	Test      Metrics `json:"test"`
-	// ValCurve is the validation accuracy after every epoch.
+	// ValCurve is the validation accuracy after every epoch (under
+	// classifier.schedule = "budget": on the validation sample at every
+	// evaluation, and BestEpoch is the best evaluation's index).
 	ValCurve []Num `json:"val_curve,omitempty"`
+	// FBudget describes f's training under classifier.schedule =
+	// "budget" (nil under "epochs" and for the full-graph variants).
+	FBudget *FBudgetStats `json:"f_budget,omitempty"`
 	// Edits describes the debiased subgraphs against the originals; set
 	// for the Options.Retune variants.
 	Edits *EditStats `json:"edits,omitempty"`
@@ -205,26 +210,13 @@ func newSelector(ev *evalData, v Variant) *selector {
 // accuracy and whether the epoch is the new best by the selection
 // criterion (then the test metrics are recorded).
 func (s *selector) observe(epoch int, p1 []float64) (float64, bool, error) {
-	for i, u := range s.ev.val {
-		s.pred[i] = fasd.PredictAt(p1[u], s.ev.thr)
-	}
-	acc := fasd.Accuracy(s.pred, s.yval)
-	s.res.ValCurve = append(s.res.ValCurve, Num(acc))
-	crit := acc
 	if s.scores == nil {
 		s.scores = make([]float64, len(s.ev.val))
 	}
-	for i, u := range s.ev.val {
-		s.scores[i] = p1[u]
-	}
-	if s.ev.sel == SelectAUC {
-		var err error
-		if crit, err = fasd.AUC(s.scores, s.yval); err != nil {
-			return acc, false, err
-		}
-		if math.IsNaN(crit) { // one validation class only: no ranking to judge
-			crit = acc
-		}
+	acc, crit, err := criterion(s.ev, p1, s.ev.val, s.yval, s.pred, s.scores)
+	s.res.ValCurve = append(s.res.ValCurve, Num(acc))
+	if err != nil {
+		return acc, false, err
 	}
 	if !(crit > s.best) {
 		return acc, false, nil
@@ -249,6 +241,29 @@ func (s *selector) observe(epoch int, p1 []float64) (float64, bool, error) {
 	return acc, true, nil
 }
 
+// criterion returns the accuracy at the prior rule's threshold of P(1)
+// (p1, per node) on the nodes with labels y, and the selection criterion
+// (classifier.select): that accuracy, or the ROC AUC of the scores (the
+// accuracy when only one class is present). pred and scores are the
+// caller's buffers of len(nodes); scores keeps P(1) of the nodes.
+func criterion(ev *evalData, p1 []float64, nodes []uint32, y, pred []int8, scores []float64) (acc, crit float64, err error) {
+	for i, u := range nodes {
+		pred[i] = fasd.PredictAt(p1[u], ev.thr)
+		scores[i] = p1[u]
+	}
+	acc = fasd.Accuracy(pred, y)
+	crit = acc
+	if ev.sel == SelectAUC {
+		if crit, err = fasd.AUC(scores, y); err != nil {
+			return acc, crit, err
+		}
+		if math.IsNaN(crit) { // one validation class only: no ranking to judge
+			crit = acc
+		}
+	}
+	return acc, crit, nil
+}
+
 // threshold is the decision threshold for the validation scores in
 // s.scores: the prior rule's, or the one tuned on them (classifier.decision).
 // The epoch itself is chosen before, at the prior rule's threshold.
@@ -264,9 +279,27 @@ func (s *selector) threshold() float64 {
 
 // averaged computes P(1) per node from per-subgraph probabilities (§10).
 func (s *selector) averaged(v *view, probs [][]float32) ([]float64, error) {
-	sets := make([]fasd.SubgraphProbs, len(probs))
-	for i, p := range probs {
-		sets[i] = fasd.SubgraphProbs{Root: v.sgs[i].Root(), Nodes: v.sgs[i].Nodes, P: p}
+	return s.averagedOn(v, probs, nil)
+}
+
+// averagedOn is averaged over the subgraphs idx alone (nil: all of them,
+// in order): a node every one of whose subgraphs is in idx gets the same
+// P(1), bit for bit, as from all subgraphs; a node in none of them NaN.
+func (s *selector) averagedOn(v *view, probs [][]float32, idx []int) ([]float64, error) {
+	n := len(idx)
+	if idx == nil {
+		n = len(probs)
+	}
+	at := func(k int) int {
+		if idx == nil {
+			return k
+		}
+		return idx[k]
+	}
+	sets := make([]fasd.SubgraphProbs, n)
+	for k := range sets {
+		i := at(k)
+		sets[k] = fasd.SubgraphProbs{Root: v.sgs[i].Root(), Nodes: v.sgs[i].Nodes, P: probs[i]}
 	}
 	if err := fasd.AveragePredictions(sets, s.ev.numNodes, 2, s.avg, s.counts); err != nil {
 		return nil, err
@@ -275,8 +308,9 @@ func (s *selector) averaged(v *view, probs [][]float32) ([]float64, error) {
 		s.p1[u] = s.avg[2*u+1]
 	}
 	if s.ev.root {
-		for i, p := range probs {
-			s.p1[v.sgs[i].Root()] = float64(p[1])
+		for k := range sets {
+			i := at(k)
+			s.p1[v.sgs[i].Root()] = float64(probs[i][1])
 		}
 	}
 	return s.p1, nil
@@ -289,6 +323,18 @@ const evalChunk = 64
 // of evalChunk subgraphs; the valid outputs equal Engine.Probs on each
 // subgraph alone bit for bit (padding only appends exact zeros to sums).
 func classProbs(ctx context.Context, f *nn.GCNNet[float32], v *view, d, workers int, dst [][]float32) error {
+	return classProbsOn(ctx, f, v, nil, d, workers, dst)
+}
+
+// classProbsOn is classProbs on the subgraphs idx of v alone (nil: all),
+// in padded batches of evalChunk consecutive entries of idx; dst is
+// indexed by subgraph and its other entries are left as they are. A
+// subgraph's outputs do not depend on its batch, so they equal classProbs's.
+func classProbsOn(ctx context.Context, f *nn.GCNNet[float32], v *view, idx []int, d, workers int, dst [][]float32) error {
+	n := len(idx)
+	if idx == nil {
+		n = len(v.sgs)
+	}
 	type scratch struct {
 		tape *autodiff.Tape[float32]
 		pad  padBuf
@@ -298,12 +344,16 @@ func classProbs(ctx context.Context, f *nn.GCNNet[float32], v *view, d, workers 
 	for i := range scr {
 		scr[i].tape = autodiff.NewTape[float32]()
 	}
-	chunks := (len(v.sgs) + evalChunk - 1) / evalChunk
+	chunks := (n + evalChunk - 1) / evalChunk
 	return parallelFor(ctx, workers, chunks, func(w, c int) error {
 		sc := &scr[w]
 		sc.idx = sc.idx[:0]
-		for i := c * evalChunk; i < min(len(v.sgs), (c+1)*evalChunk); i++ {
-			sc.idx = append(sc.idx, i)
+		for k := c * evalChunk; k < min(n, (c+1)*evalChunk); k++ {
+			if idx == nil {
+				sc.idx = append(sc.idx, k)
+			} else {
+				sc.idx = append(sc.idx, idx[k])
+			}
 		}
 		if err := sc.pad.build(v, sc.idx, d); err != nil {
 			return err
@@ -328,6 +378,9 @@ func classProbs(ctx context.Context, f *nn.GCNNet[float32], v *view, d, workers 
 // selected weights.
 func trainClassifier(ctx context.Context, cfg *Config, v *view, d int, w *nn.Workers[float32], ev *evalData,
 	variant Variant, initSeed, trainSeed uint64, rep *reporter) (*nn.GCNNet[float32], VariantResult, error) {
+	if cfg.Classifier.Schedule == ClassBudget {
+		return trainClassifierBudget(ctx, cfg, v, d, w, ev, variant, initSeed, trainSeed, rep)
+	}
 	arch := classifierArch(cfg, d)
 	net, err := nn.NewGCNNet[float32](arch, fasd.NewRand(initSeed))
 	if err != nil {

@@ -210,6 +210,36 @@ type ClassifierConfig struct {
 	// roots alone, a root predicted from its own subgraph; evaluation
 	// only, the query engine serves the average).
 	Readout string `toml:"readout"`
+	// Schedule is "epochs" (every epoch visits every subgraph and then
+	// validates on all of them) or "budget" (Budget subgraph-steps of
+	// mini-batches drawn from the shuffled subgraphs, cycling, validated
+	// Evals times on at most ValCap validation nodes through the
+	// subgraphs that contain them, with early stopping after
+	// EvalPatience evaluations without improvement; docs/method.md §17).
+	Schedule ClassSchedule `toml:"schedule"`
+	// Budget is the number of subgraph-steps (optimizer steps × batch) of
+	// the "budget" schedule; 0 derives it from the number of subgraphs m
+	// (ClassifierBudget: 3000·m^(1/3), at most Epochs passes).
+	Budget int `toml:"budget"`
+	// Evals is how many times f is validated over the budget.
+	Evals int `toml:"evals"`
+	// EvalPatience stops the "budget" schedule after this many
+	// consecutive evaluations without a better validation criterion (0:
+	// spend the whole budget); the best evaluation's weights are kept.
+	EvalPatience int `toml:"eval_patience"`
+	// ValCap is the most validation nodes the "budget" schedule validates
+	// on during training (a fixed sample drawn with the run seed; 0: all).
+	// The selected weights are then evaluated on every subgraph.
+	ValCap int `toml:"val_cap"`
+}
+
+// ClassifierBudget is the default budget of f's "budget" schedule in
+// subgraph-steps for m subgraphs: 3000·m^(1/3) (≈ 20k for NBA's 313
+// subgraphs, ≈ 90k for 27k, ≈ 275k for 770k), never more than epochs
+// passes and at least one batch (docs/method.md §17 gives the reasons).
+func ClassifierBudget(m, batch, epochs int) int {
+	b := int(math.Round(3000 * math.Cbrt(float64(m))))
+	return max(batch, min(b, epochs*m))
 }
 
 // SampleOptions returns the subgraph sampler options of the config (§2).
@@ -336,6 +366,7 @@ func Preset(name string) (Config, error) {
 			Readout: string(ReadoutMean), FallbackFASD: string(FallbackOff)},
 		Baseline: TrainConfig{Epochs: 500, LR: 1e-3, WeightDecay: 1e-4, Dropout: 0.3, Hidden: 64},
 	}
+	c.Classifier.Schedule, c.Classifier.Evals, c.Classifier.EvalPatience, c.Classifier.ValCap = ClassEpochs, 20, 5, 2000
 	for _, p := range presets {
 		if p.name == name {
 			p.apply(&c)
@@ -467,6 +498,16 @@ func (c *Config) Validate() error {
 	pos("classifier.batch", f.Batch)
 	prob("classifier.dropout", f.Dropout)
 	pos("classifier.hidden", f.Hidden)
+	if f.Budget < 0 {
+		bad("classifier.budget", "%d, want ≥ 0 (0: derived from the number of subgraphs)", f.Budget)
+	}
+	pos("classifier.evals", f.Evals)
+	if f.EvalPatience < 0 {
+		bad("classifier.eval_patience", "%d, want ≥ 0", f.EvalPatience)
+	}
+	if f.ValCap < 0 {
+		bad("classifier.val_cap", "%d, want ≥ 0 (0: every validation node)", f.ValCap)
+	}
 	return errors.Join(errs...)
 }
 

@@ -25,6 +25,19 @@ const (
 	ScoreBudget ScoreSchedule = "budget"
 )
 
+// ClassSchedule is the value of classifier.schedule.
+type ClassSchedule string
+
+const (
+	// ClassEpochs trains f for classifier.epochs passes over every
+	// subgraph, validating on every validation node after each (§10).
+	ClassEpochs ClassSchedule = "epochs"
+	// ClassBudget trains f for a budget of subgraph-steps, validating
+	// classifier.evals times on a fixed sample of validation nodes, with
+	// early stopping (docs/method.md §17).
+	ClassBudget ClassSchedule = "budget"
+)
+
 // Decision is the value of classifier.decision.
 type Decision string
 
@@ -148,6 +161,7 @@ var enums = []struct {
 	{"classifier.select", names(SelectAcc, SelectAUC)},
 	{"classifier.readout", names(ReadoutMean, ReadoutRoot)},
 	{"classifier.fallback_fasd", names(FallbackOff, FallbackCheck, FallbackSignificant)},
+	{"classifier.schedule", names(ClassEpochs, ClassBudget)},
 }
 
 func names[T ~string](vs ...T) []string {

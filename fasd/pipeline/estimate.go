@@ -135,7 +135,7 @@ func estimateRun(ctx context.Context, cfg Config, in *Input, opt *Options, total
 	if opt == nil {
 		opt = &Options{}
 	}
-	sgs, _, _, _, err := in.validate()
+	sgs, _, val, _, err := in.validate()
 	if err != nil {
 		return nil, err
 	}
@@ -163,6 +163,20 @@ func estimateRun(ctx context.Context, cfg Config, in *Input, opt *Options, total
 	sc.Classifier.Patience = 0
 	sc.Baseline.Patience = 0
 	sc.Classifier.Epochs = min(cfg.Classifier.Epochs, estimateEpochs)
+	fCover := 0.0
+	if cfg.Classifier.Schedule == ClassBudget {
+		// Four passes over the short run's subgraphs with a validation
+		// check after every step, never stopping. The full run's checks
+		// cover the subgraphs that contain its validation sample: those of
+		// the subgraphs at hand, grown with them (a sample of roots holds
+		// a node in that share of the subgraphs that hold it).
+		nb := max(1, (ms+sc.Classifier.Batch-1)/sc.Classifier.Batch)
+		sc.Classifier.Budget = estimateEpochs * nb * sc.Classifier.Batch
+		sc.Classifier.Evals = estimateEpochs * nb
+		sc.Classifier.EvalPatience = 0
+		nodes := fValNodes(val, cfg.Classifier.ValCap, fValRand(&cfg))
+		fCover = math.Min(float64(m), float64(len(coveringSubgraphs(sgs, nodes, in.NumNodes)))*grow)
+	}
 	sc.Baseline.Epochs = min(cfg.Baseline.Epochs, estimateEpochs)
 	if cfg.Score.Schedule == ScoreBudget {
 		// Four passes over the short run's training subgraphs with a
@@ -174,7 +188,7 @@ func estimateRun(ctx context.Context, cfg Config, in *Input, opt *Options, total
 	} else {
 		sc.Score.Epochs = estimateEpochs
 	}
-	shapes := estimateShapes(&cfg, &sc, m, ms)
+	shapes := estimateShapes(&cfg, &sc, m, ms, fCover)
 
 	type mark struct {
 		start time.Time
@@ -313,8 +327,10 @@ func median(xs []float64) float64 {
 }
 
 // estimateShapes returns the extrapolation shape of every training stage,
-// for the full config cfg on m subgraphs and the estimate's config sc on ms.
-func estimateShapes(cfg, sc *Config, m, ms int) map[Stage]stageShape {
+// for the full config cfg on m subgraphs and the estimate's config sc on ms;
+// fCover is the number of subgraphs one validation of f's budget schedule
+// evaluates in the full run.
+func estimateShapes(cfg, sc *Config, m, ms int, fCover float64) map[Stage]stageShape {
 	out := map[Stage]stageShape{}
 	// g_sen: with patience, every 10th subgraph (at most 256) is held out
 	// and checked after every epoch.
@@ -347,6 +363,19 @@ func estimateShapes(cfg, sc *Config, m, ms int) map[Stage]stageShape {
 	fe := expectEpochs(cfg.Classifier.Epochs, cfg.Classifier.Patience)
 	fs := stageShape{epochs: fe, maxEpochs: float64(cfg.Classifier.Epochs), trainScale: float64(m) / float64(ms),
 		evalN: float64(m), checks: fe, maxChecks: float64(cfg.Classifier.Epochs)}
+	if cfg.Classifier.Schedule == ClassBudget {
+		// f's budget schedule: optimizer steps, counted in passes over
+		// the subgraphs; every check evaluates the subgraphs covering the
+		// validation sample, and one last pass evaluates all m (counted
+		// as m/fCover more checks).
+		p := planClassifier(&cfg.Classifier, m)
+		nb := float64((m + cfg.Classifier.Batch - 1) / cfg.Classifier.Batch)
+		steps := expectFSteps(&cfg.Classifier, p)
+		cover := math.Max(1, fCover)
+		checks := math.Ceil(steps / float64(p.evalEvery))
+		fs = stageShape{epochs: steps / nb, maxEpochs: float64(p.steps) / nb, trainScale: float64(m) / float64(ms),
+			evalN: cover, checks: checks + float64(m)/cover, maxChecks: float64(p.evals) + float64(m)/cover}
+	}
 	out[StageClassifier], out[StageNoDiffusion], out[StageClassNoFair] = fs, fs, fs
 	// The GCN trains on the full graph either way.
 	be := expectEpochsUniform(cfg.Baseline.Epochs, cfg.Baseline.Patience)

@@ -27,7 +27,7 @@ func TestEstimateShapes(t *testing.T) {
 	} {
 		sc := cfg
 		sc.Score.Budget = 3 * len(planScore(&sc.Score, c.ms).train)
-		sh := estimateShapes(&cfg, &sc, c.m, c.ms)
+		sh := estimateShapes(&cfg, &sc, c.m, c.ms, 0)
 		g := sh[StageGSen]
 		if g.evalN != float64(c.gsenHeld) || g.epochs != expectEpochsUniform(cfg.Sens.Epochs, cfg.Sens.Patience) || g.checks != g.epochs ||
 			g.maxEpochs != float64(cfg.Sens.Epochs) || math.Abs(g.trainScale-float64(c.m-c.gsenHeld)/float64(c.ms-12)) > 1e-12 {

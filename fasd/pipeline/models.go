@@ -261,6 +261,8 @@ func UnmarshalModels(b []byte) (*Models, error) {
 		Score:      ScoreConfig{Schedule: "epochs", Evals: 20, HoldOut: 0.1},
 		Debias:     DebiasConfig{Reverse: "sde", GuideSteps: 3, GuideTol: 0.05, GuideNet: "gsen", GuideRounds: 1},
 	}
+	// f's budget schedule came later still: its keys' defaults.
+	cfg.Classifier.Schedule, cfg.Classifier.Evals, cfg.Classifier.EvalPatience, cfg.Classifier.ValCap = ClassEpochs, 20, 5, 2000
 	if err := cfg.LoadTOML("bundle config", strings.NewReader(hdr.Config)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrModels, err)
 	}

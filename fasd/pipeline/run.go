@@ -215,7 +215,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 		}
 
 		if opt.wants(VariantFASD) {
-			rep.begin(StageClassifier, cfg.Classifier.Epochs)
+			rep.begin(StageClassifier, ClassifierUnits(&cfg, len(sgs)))
 			f, vr, err := trainClassifier(ctx, &cfg, deb, d, w, ev, VariantFASD, sd.fInit, sd.fTrain, rep)
 			if err != nil {
 				return nil, fmt.Errorf("train classifier: %w", err)
@@ -337,7 +337,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 		}
 	}
 	if opt.wants(VariantNoDiffusion) || fasdAt >= 0 {
-		rep.begin(StageNoDiffusion, cfg.Classifier.Epochs)
+		rep.begin(StageNoDiffusion, ClassifierUnits(&cfg, len(sgs)))
 		fb, vr, err := trainClassifier(ctx, &cfg, orig, d, w, ev, VariantNoDiffusion, sd.fInit, sd.fTrain, rep)
 		if err != nil {
 			return nil, fmt.Errorf("w/o diffusion: %w", err)
@@ -416,7 +416,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 			return nil, fmt.Errorf("w/o fairness debias: %w", err)
 		}
 		rep.end()
-		rep.begin(StageClassNoFair, cfg.Classifier.Epochs)
+		rep.begin(StageClassNoFair, ClassifierUnits(&cfg, len(sgs)))
 		_, vr, err := trainClassifier(ctx, &cfg, debNF, d, w, ev, VariantNoFairness, sd.fInit, sd.fTrain, rep)
 		if err != nil {
 			return nil, fmt.Errorf("w/o fairness classifier: %w", err)
@@ -685,7 +685,7 @@ func sweepPoint(ctx context.Context, m *Models, orig *view, w *nn.Workers[float3
 		}
 	}()
 	rep.end()
-	rep.begin(StageClassifier, m.Config.Classifier.Epochs)
+	rep.begin(StageClassifier, ClassifierUnits(&m.Config, len(orig.sgs)))
 	_, vr, err := trainClassifier(ctx, &m.Config, deb, m.D, w, ev, VariantFASD, sd.fInit, sd.fTrain, rep)
 	if err != nil {
 		return SweepPoint{}, err

@@ -29,6 +29,9 @@ const (
 	purposeBaseline   = 110
 	// purposeScoreHeldOut draws the fixed (t, ε) of the held-out score loss.
 	purposeScoreHeldOut = 111
+	// purposeFValSample draws the validation nodes f's budget schedule
+	// validates on.
+	purposeFValSample = 112
 	// purposeFallback draws the bootstrap resamples of
 	// classifier.fallback_fasd = "significant".
 	purposeFallback = 120

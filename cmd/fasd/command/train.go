@@ -172,7 +172,11 @@ func printEstimate(w io.Writer, est *pipeline.Estimate, times int) {
 	for _, s := range est.Stages {
 		line := fmt.Sprintf("  %-18s %s", s.Stage, secs(s.Seconds))
 		if s.MaxSeconds > s.Seconds*1.01 {
-			line += fmt.Sprintf(" (about %d epochs with early stopping; at most %s)", s.Epochs, secs(s.MaxSeconds))
+			if s.Epochs > 0 {
+				line += fmt.Sprintf(" (about %d epochs with early stopping; at most %s)", s.Epochs, secs(s.MaxSeconds))
+			} else { // less than half a pass (f's budget schedule on a large graph)
+				line += fmt.Sprintf(" (with early stopping; at most %s)", secs(s.MaxSeconds))
+			}
 		}
 		fmt.Fprintln(w, line)
 	}
