@@ -39,6 +39,9 @@ func TestDefaultFASD_RemovableBias(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg.Seed = seed
+		// The debiasing itself is under test, not the choice between it
+		// and w/o Diffusion (classifier.fallback_fasd has tests of its own).
+		cfg.Classifier.FallbackFASD = string(pipeline.FallbackOff)
 		cfg.Sens.Epochs = 60
 		cfg.Score.Budget = 1500
 		cfg.Classifier.Epochs = 80

@@ -195,8 +195,8 @@ type ClassifierConfig struct {
 	// one-sided paired bootstrap of ΔDP + ΔEO at 5 %). Where it falls
 	// back, the run reports w/o Diffusion's result as fasd's and the
 	// models serve it on the clean subgraphs (Models.FellBack). No test
-	// label is read. See docs/results/fallback-rule.md for the evidence
-	// behind the presets' value.
+	// label is read. The default preset uses "significant", the paper
+	// presets "off" (docs/results/fallback-rule.md).
 	FallbackFASD string `toml:"fallback_fasd"`
 	// Neutralize, for the fasd_gcn variant (both of its arms), adds to
 	// every node's features this multiple of the mean features of its
@@ -320,6 +320,10 @@ func budgeted(c *Config) {
 	c.Classifier.Decision = string(DecisionPrior)
 	c.Classifier.Select = string(SelectAUC)
 	c.Classifier.Fallback = true
+	// Serve w/o Diffusion where the validation nodes show the debiased
+	// classifier significantly less fair (docs/results/fallback-rule.md,
+	// second candidate: adopted by its rule).
+	c.Classifier.FallbackFASD = string(FallbackSignificant)
 }
 
 // pokec is the paper's Pokec setting with the given number of debias steps.

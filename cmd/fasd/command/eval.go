@@ -233,12 +233,13 @@ full-graph 2-layer GCN; --variants picks any of those and
   mlp        the baseline's widths without the graph, original features
   majority   the validation labels' majority class for every node
 All variants of a seed share its subgraphs and seeds, so their differences
-are paired. classifier.fallback_fasd guards fasd against w/o Diffusion
-(trained for the check even when not listed): "check" keeps the debiased
-classifier only where it is fairer on the validation nodes (ΔDP + ΔEO) at
-≤ 0.02 AUC cost, "significant" drops it only where a paired bootstrap of
-the validation nodes shows it less fair (one-sided 5 %); where it falls
-back, fasd reports, and train serves, w/o Diffusion's classifier.
+are paired. classifier.fallback_fasd ("significant" in the default
+profile) guards fasd against w/o Diffusion (trained for the check even
+when not listed): "significant" drops the debiased classifier only where
+a paired bootstrap of the validation nodes shows it less fair (ΔDP + ΔEO,
+one-sided 5 %), "check" keeps it only where it is fairer there at ≤ 0.02
+AUC cost; where it falls back, fasd reports, and train serves, w/o
+Diffusion's classifier.
 
 Decision and selection (classifier.decision, classifier.select): in the
 default configuration a node is of class 1 iff P(1) exceeds the threshold
