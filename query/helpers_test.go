@@ -223,28 +223,7 @@ func checkViews(t *testing.T, e *Engine, o *oracleResult, step string) int {
 func copyGraph(t testing.TB, src storage.Store) storage.Store {
 	t.Helper()
 	dst := openMem(t)
-	it, err := src.NewIter([]byte{0x01}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
-	b := dst.NewBatch()
-	defer b.Close()
-	for ok := it.First(); ok; ok = it.Next() {
-		if it.Key()[0] == prefixViews {
-			continue
-		}
-		v, err := it.Value()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Set(it.Key(), v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := b.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	storagetest.Copy(t, dst, src, prefixViews)
 	return dst
 }
 

@@ -52,25 +52,7 @@ func copyToPostgres(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	defer dst.Close()
-	it, err := src.NewIter([]byte{0x01}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
-	b := dst.NewBatch()
-	defer b.Close()
-	for ok := it.First(); ok; ok = it.Next() {
-		v, err := it.Value()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Set(it.Key(), v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := b.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	storagetest.Copy(t, dst, src)
 	return dsn
 }
 
