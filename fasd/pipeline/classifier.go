@@ -372,6 +372,30 @@ func classProbsOn(ctx context.Context, f *nn.GCNNet[float32], v *view, idx []int
 	})
 }
 
+// classifierRun is what both of f's schedules start from: f initialised
+// from initSeed, a network of the same shape for the best weights, the
+// trainer, Adam and the selector.
+type classifierRun struct {
+	net, best *nn.GCNNet[float32]
+	t         *netTrainer
+	opt       *nn.Adam[float32]
+	sel       *selector
+}
+
+func newClassifierRun(cfg *Config, v *view, d int, w *nn.Workers[float32], ev *evalData, variant Variant, initSeed uint64) (*classifierRun, error) {
+	arch := classifierArch(cfg, d)
+	net, err := nn.NewGCNNet[float32](arch, fasd.NewRand(initSeed))
+	if err != nil {
+		return nil, err
+	}
+	best, _ := nn.NewGCNNet[float32](arch, fasd.NewRand(initSeed))
+	t := newNetTrainer(net, kindClass, v, d, w.N())
+	t.rootOnly = ev.root
+	fc := cfg.Classifier
+	opt := nn.NewAdam(net.Params(), nn.AdamConfig{LR: fc.LR, WeightDecay: fc.WeightDecay})
+	return &classifierRun{net: net, best: best, t: t, opt: opt, sel: newSelector(ev, variant)}, nil
+}
+
 // trainClassifier trains f (§10) on view v: loss on train-split node
 // occurrences only, validation accuracy from subgraph-averaged predictions
 // after every epoch, selection by best validation accuracy. It returns the
@@ -381,17 +405,11 @@ func trainClassifier(ctx context.Context, cfg *Config, v *view, d int, w *nn.Wor
 	if cfg.Classifier.Schedule == ClassBudget {
 		return trainClassifierBudget(ctx, cfg, v, d, w, ev, variant, initSeed, trainSeed, rep)
 	}
-	arch := classifierArch(cfg, d)
-	net, err := nn.NewGCNNet[float32](arch, fasd.NewRand(initSeed))
+	c, err := newClassifierRun(cfg, v, d, w, ev, variant, initSeed)
 	if err != nil {
 		return nil, VariantResult{}, err
 	}
-	best, _ := nn.NewGCNNet[float32](arch, fasd.NewRand(initSeed))
-	t := newNetTrainer(net, kindClass, v, d, w.N())
-	t.rootOnly = ev.root
-	fc := cfg.Classifier
-	opt := nn.NewAdam(net.Params(), nn.AdamConfig{LR: fc.LR, WeightDecay: fc.WeightDecay})
-	sel := newSelector(ev, variant)
+	net, best, t, opt, sel, fc := c.net, c.best, c.t, c.opt, c.sel, cfg.Classifier
 	probs := make([][]float32, len(v.sgs))
 	idx := make([]int, len(v.sgs))
 	for i := range idx {

@@ -132,17 +132,11 @@ func coveringSubgraphs(sgs []*fasd.Subgraph, nodes []uint32, numNodes int) []int
 // ValCurve the sample's accuracy at every evaluation.
 func trainClassifierBudget(ctx context.Context, cfg *Config, v *view, d int, w *nn.Workers[float32], ev *evalData,
 	variant Variant, initSeed, trainSeed uint64, rep *reporter) (*nn.GCNNet[float32], VariantResult, error) {
-	arch := classifierArch(cfg, d)
-	net, err := nn.NewGCNNet[float32](arch, fasd.NewRand(initSeed))
+	c, err := newClassifierRun(cfg, v, d, w, ev, variant, initSeed)
 	if err != nil {
 		return nil, VariantResult{}, err
 	}
-	best, _ := nn.NewGCNNet[float32](arch, fasd.NewRand(initSeed))
-	t := newNetTrainer(net, kindClass, v, d, w.N())
-	t.rootOnly = ev.root
-	fc := cfg.Classifier
-	opt := nn.NewAdam(net.Params(), nn.AdamConfig{LR: fc.LR, WeightDecay: fc.WeightDecay})
-	sel := newSelector(ev, variant)
+	net, best, t, opt, sel, fc := c.net, c.best, c.t, c.opt, c.sel, cfg.Classifier
 	m := len(v.sgs)
 	plan := planClassifier(&fc, m)
 	st := &FBudgetStats{Budget: plan.budget, EvalEvery: plan.evalEvery, BestStep: -1}
