@@ -179,13 +179,7 @@ func (e *Engine) cold(ctx context.Context, u uint32) (Prediction, error) {
 		return Prediction{}, err
 	}
 	defer v.Close()
-	if int64(u) >= int64(v.NumNodes()) {
-		return Prediction{}, fmt.Errorf("%w: %d (graph has %d nodes)", ErrUnknownNode, u, v.NumNodes())
-	}
-	if del, err := v.IsDeleted(u); err != nil || del {
-		if err == nil {
-			err = fmt.Errorf("%w: %d was deleted", ErrUnknownNode, u)
-		}
+	if err := liveNode(v, u); err != nil {
 		return Prediction{}, err
 	}
 	cand, err := e.coldCandidates(v, u)
@@ -477,3 +471,16 @@ func (e *Engine) Status() (Status, error) {
 }
 
 var _ fasd.NodeSource = (*viewNodes)(nil)
+
+// liveNode checks that u is a node of the graph version v that was not
+// deleted (an error wrapping ErrUnknownNode otherwise).
+func liveNode(v *index.View, u uint32) error {
+	if int64(u) >= int64(v.NumNodes()) {
+		return fmt.Errorf("%w: %d (graph has %d nodes)", ErrUnknownNode, u, v.NumNodes())
+	}
+	del, err := v.IsDeleted(u)
+	if err == nil && del {
+		err = fmt.Errorf("%w: %d was deleted", ErrUnknownNode, u)
+	}
+	return err
+}

@@ -272,13 +272,7 @@ func (e *Engine) replicaMissing(ctx context.Context, s *replicaState, u uint32, 
 		return Prediction{}, err
 	}
 	defer v.Close()
-	if int64(u) >= int64(v.NumNodes()) {
-		return Prediction{}, fmt.Errorf("%w: %d (graph has %d nodes)", ErrUnknownNode, u, v.NumNodes())
-	}
-	if del, err := v.IsDeleted(u); err != nil || del {
-		if err == nil {
-			err = fmt.Errorf("%w: %d was deleted", ErrUnknownNode, u)
-		}
+	if err := liveNode(v, u); err != nil {
 		return Prediction{}, err
 	}
 	if fresh && approx {
