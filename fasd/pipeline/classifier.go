@@ -132,6 +132,8 @@ type evalData struct {
 	root bool
 	// sel is the model-selection criterion (classifier.select).
 	sel Select
+	// alpha is classifier.select_alpha (SelectFair).
+	alpha float64
 	// keep copies the selected epoch's P(1) into VariantResult.Scores.
 	keep bool
 	// flip is the sensitive feature column to flip for the counterfactual
@@ -158,7 +160,7 @@ func (ev *evalData) flipRows(x []float32, d int) []float32 {
 // threshold of cfg's rule from the training and validation labels.
 func newEvalData(cfg *Config, in *Input, train, val, test []uint32) *evalData {
 	ev := &evalData{numNodes: in.NumNodes, labels: in.Labels, sens: in.Sens, val: val, test: test, thr: 0.5,
-		sel: Select(cfg.Classifier.Select), dec: Decision(cfg.Classifier.Decision),
+		sel: Select(cfg.Classifier.Select), alpha: cfg.Classifier.SelectAlpha, dec: Decision(cfg.Classifier.Decision),
 		root: Readout(cfg.Classifier.Readout) == ReadoutRoot}
 	if ev.dec != DecisionHalf {
 		ev.thr = fasd.ShiftedPriorThreshold(positiveRate(in.Labels, train), len(train), positiveRate(in.Labels, val), len(val))
@@ -191,10 +193,14 @@ type selector struct {
 	avg    []float64
 	counts []int32
 	scores []float64 // validation P(1), for SelectAUC
+	// fair subtracts the ranking gaps from the criterion (SelectFair, on
+	// a variant of the FASD pipeline).
+	fair bool
 }
 
 func newSelector(ev *evalData, v Variant) *selector {
 	s := &selector{ev: ev, best: math.Inf(-1), res: VariantResult{Variant: v, BestEpoch: -1, Threshold: Num(ev.thr)}}
+	s.fair = ev.sel == SelectFair && v != VariantGCN && v != VariantMLP && v != VariantMajority
 	s.p1 = make([]float64, ev.numNodes)
 	s.avg = make([]float64, 2*ev.numNodes)
 	s.counts = make([]int32, ev.numNodes)
@@ -213,7 +219,7 @@ func (s *selector) observe(epoch int, p1 []float64) (float64, bool, error) {
 	if s.scores == nil {
 		s.scores = make([]float64, len(s.ev.val))
 	}
-	acc, crit, err := criterion(s.ev, p1, s.ev.val, s.yval, s.pred, s.scores)
+	acc, crit, err := s.criterion(p1, s.ev.val, s.yval, s.pred, s.scores)
 	s.res.ValCurve = append(s.res.ValCurve, Num(acc))
 	if err != nil {
 		return acc, false, err
@@ -244,16 +250,19 @@ func (s *selector) observe(epoch int, p1 []float64) (float64, bool, error) {
 // criterion returns the accuracy at the prior rule's threshold of P(1)
 // (p1, per node) on the nodes with labels y, and the selection criterion
 // (classifier.select): that accuracy, or the ROC AUC of the scores (the
-// accuracy when only one class is present). pred and scores are the
-// caller's buffers of len(nodes); scores keeps P(1) of the nodes.
-func criterion(ev *evalData, p1 []float64, nodes []uint32, y, pred []int8, scores []float64) (acc, crit float64, err error) {
+// accuracy when only one class is present), under SelectFair less
+// classifier.select_alpha times the ranking gaps of the nodes
+// (selectionGaps) when s.fair. pred and scores are the caller's buffers
+// of len(nodes); scores keeps P(1) of the nodes.
+func (s *selector) criterion(p1 []float64, nodes []uint32, y, pred []int8, scores []float64) (acc, crit float64, err error) {
+	ev := s.ev
 	for i, u := range nodes {
 		pred[i] = fasd.PredictAt(p1[u], ev.thr)
 		scores[i] = p1[u]
 	}
 	acc = fasd.Accuracy(pred, y)
 	crit = acc
-	if ev.sel == SelectAUC {
+	if ev.sel == SelectAUC || ev.sel == SelectFair {
 		if crit, err = fasd.AUC(scores, y); err != nil {
 			return acc, crit, err
 		}
@@ -261,7 +270,51 @@ func criterion(ev *evalData, p1 []float64, nodes []uint32, y, pred []int8, score
 			crit = acc
 		}
 	}
+	if s.fair {
+		g, err := selectionGaps(scores, nodes, y, ev.sens)
+		if err != nil {
+			return acc, crit, err
+		}
+		crit -= ev.alpha * g
+	}
 	return acc, crit, nil
+}
+
+// selectionGaps is the fairness term of SelectFair on the nodes with
+// scores and labels y: |2·AUC_s − 1| + |2·AUC_s,y=1 − 1|, where AUC_s is
+// the ROC AUC with which the scores rank group s = 1 above group s = 0
+// (over every node with a known group) and AUC_s,y=1 the same among the
+// nodes of label 1. They are the ranking counterparts of ΔDP and ΔEO: 0
+// when the groups' score distributions agree (overall, and among the
+// positives), 1 when the scores separate the groups. Unlike ΔDP and ΔEO
+// at a threshold they do not vanish for an epoch that puts every score
+// on one side of the threshold, so they do not reward a near-constant
+// predictor. A term whose groups are not both present counts 0.
+func selectionGaps(scores []float64, nodes []uint32, y, sens []int8) (float64, error) {
+	s := make([]int8, len(nodes))
+	pos := make([]float64, 0, len(nodes))
+	spos := make([]int8, 0, len(nodes))
+	for i, u := range nodes {
+		s[i] = sens[u]
+		if y[i] == 1 {
+			pos = append(pos, scores[i])
+			spos = append(spos, sens[u])
+		}
+	}
+	g := 0.0
+	for _, c := range []struct {
+		sc []float64
+		s  []int8
+	}{{scores, s}, {pos, spos}} {
+		a, err := fasd.AUC(c.sc, c.s)
+		if err != nil {
+			return 0, err
+		}
+		if !math.IsNaN(a) {
+			g += math.Abs(2*a - 1)
+		}
+	}
+	return g, nil
 }
 
 // threshold is the decision threshold for the validation scores in

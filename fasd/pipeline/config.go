@@ -178,8 +178,14 @@ type ClassifierConfig struct {
 	// early) for f, the GCN baseline and the other full-graph variants:
 	// "acc" the validation accuracy (the paper), "auc" the validation ROC
 	// AUC, which does not reward an epoch for predicting the majority
-	// class everywhere.
+	// class everywhere; "fair" the validation ROC AUC less SelectAlpha
+	// times the groups' ranking gaps on the validation nodes (ΔDP and ΔEO
+	// measured on the ranking, so a near-constant epoch gains nothing;
+	// the gcn and mlp baselines keep "auc").
 	Select string `toml:"select"`
+	// SelectAlpha is the weight of the ranking gaps under select = "fair"
+	// (unused otherwise).
+	SelectAlpha float64 `toml:"select_alpha"`
 	// Fallback, for the fasd_gcn variant, keeps the debiased model only
 	// where the debiasing pays on the validation nodes: ΔDP + ΔEO there
 	// strictly below the GCN's on the original features, at a validation
@@ -371,6 +377,7 @@ func Preset(name string) (Config, error) {
 		Baseline: TrainConfig{Epochs: 500, LR: 1e-3, WeightDecay: 1e-4, Dropout: 0.3, Hidden: 64},
 	}
 	c.Classifier.Schedule, c.Classifier.Evals, c.Classifier.EvalPatience, c.Classifier.ValCap = ClassEpochs, 20, 5, 2000
+	c.Classifier.SelectAlpha = 1
 	for _, p := range presets {
 		if p.name == name {
 			p.apply(&c)
@@ -512,6 +519,7 @@ func (c *Config) Validate() error {
 	if f.ValCap < 0 {
 		bad("classifier.val_cap", "%d, want ≥ 0 (0: every validation node)", f.ValCap)
 	}
+	nonneg("classifier.select_alpha", f.SelectAlpha)
 	return errors.Join(errs...)
 }
 

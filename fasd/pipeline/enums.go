@@ -67,6 +67,12 @@ const (
 	SelectAcc Select = "acc"
 	// SelectAUC keeps the epoch with the best validation ROC AUC.
 	SelectAUC Select = "auc"
+	// SelectFair keeps the epoch with the best validation ROC AUC less
+	// classifier.select_alpha times the validation ranking gaps between
+	// the groups (selectionGaps): a fairness-aware selection for the
+	// FASD pipeline's classifiers; the reference baselines (gcn, mlp)
+	// keep SelectAUC.
+	SelectFair Select = "fair"
 )
 
 // Readout is the value of classifier.readout: where f's loss and its
@@ -158,7 +164,7 @@ var enums = []struct {
 	{"debias.reverse", fasd.Reverse(0).Names()},
 	{"debias.guide_net", names(GuideGSen, GuideLinear)},
 	{"classifier.decision", names(DecisionHalf, DecisionPrior, DecisionPlatt, DecisionValAcc)},
-	{"classifier.select", names(SelectAcc, SelectAUC)},
+	{"classifier.select", names(SelectAcc, SelectAUC, SelectFair)},
 	{"classifier.readout", names(ReadoutMean, ReadoutRoot)},
 	{"classifier.fallback_fasd", names(FallbackOff, FallbackCheck, FallbackSignificant)},
 	{"classifier.schedule", names(ClassEpochs, ClassBudget)},

@@ -166,7 +166,7 @@ func trainClassifierBudget(ctx context.Context, cfg *Config, v *view, d int, w *
 		if err != nil {
 			return 0, false, err
 		}
-		acc, crit, err := criterion(ev, p1, nodes, y, pred, scores)
+		acc, crit, err := sel.criterion(p1, nodes, y, pred, scores)
 		if err != nil {
 			return acc, false, err
 		}
