@@ -250,6 +250,10 @@ validation ROC AUC; the paper presets keep 0.5 and validation accuracy.
 Neither reads a test label. Two more thresholds tuned on the validation
 nodes at the selected epoch are options: classifier.decision = "platt"
 (logistic recalibration) and "valacc" (best validation accuracy).
+classifier.select = "fair" (option) keeps the epoch with the best validation
+AUC less classifier.select_alpha times the groups' ranking gaps (the
+threshold-free counterparts of ΔDP and ΔEO) for the pipeline's classifiers;
+gcn and mlp keep the AUC.
 --scores FILE writes every variant's P(1) per node at its selected epoch
 (JSON lines: per seed the split, labels and groups, then one line per
 variant), so other decision rules can be studied without retraining.
