@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Apply docs/results/fbudget-rule.md: pair candidate runs
+(classifier.schedule = "budget") with baseline runs of the same seeds
+(the epochs schedule), both `fasd eval --json` output. A baseline may be
+several files joined with '+' (their variants' per-seed values are merged
+by seed), e.g. income-sig.json+income-fasd-0-4.json+income-fasd-5-9.json.
+
+    python3 docs/results/fbudget_rule.py [-v] BASE CAND [BASE CAND ...]
+
+Standard library only.
+"""
+import json, math, statistics, sys
+
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
+        10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 19: 2.093, 29: 2.045}
+KEYS = ('acc', 'auc', 'macro_f1', 'dp', 'eo')
+
+
+def ci(x):
+    m = statistics.mean(x)
+    h = T975.get(len(x) - 1, 2.0) * statistics.stdev(x) / math.sqrt(len(x))
+    return m, m - h, m + h
+
+
+def fmt(x):
+    m, lo, hi = ci(x)
+    s = '%+.2f [%+.2f, %+.2f]' % (m, lo, hi)
+    return '**' + s + '**' if lo > 0 or hi < 0 else s
+
+
+def load(spec):
+    """{variant: {key: {seed: value}}} from one or more '+'-joined files."""
+    out = {}
+    for p in spec.split('+'):
+        d = json.load(open(p))
+        for v in d['variants']:
+            slot = out.setdefault(v['name'], {})
+            for k in KEYS:
+                for s, x in zip(d['seeds'], v[k]['per_seed']):
+                    slot.setdefault(k, {}).setdefault(s, x)
+    return out
+
+
+def main(args):
+    verbose = '-v' in args
+    args = [a for a in args if a != '-v']
+    if len(args) < 2 or len(args) % 2:
+        sys.exit('usage: fbudget_rule.py [-v] BASE CAND [BASE CAND ...]')
+    fails = []
+    for bp, cp in zip(args[::2], args[1::2]):
+        b, c = load(bp), load(cp)
+        seeds = sorted(c['fasd']['acc'])
+        print('%s vs %s (seeds %d–%d)' % (cp, bp, seeds[0], seeds[-1]))
+        for name in ('fasd', 'no_diffusion'):
+            if name not in b or name not in c:
+                print('  %s: missing in one arm' % name)
+                fails.append('%s %s missing' % (cp, name))
+                continue
+            d = {k: [c[name][k][s] - b[name][k][s] for s in seeds] for k in KEYS}
+            print('  %-12s budget − epochs: ' % name + '  '.join('%s %s' % (k, fmt(d[k])) for k in KEYS))
+            if verbose:
+                for k in KEYS:
+                    print('      %-8s %s' % (k, ' '.join('%+.2f' % x for x in d[k])))
+            for k, floor in (('acc', -0.5), ('auc', -1), ('macro_f1', -1)):
+                if statistics.mean(d[k]) < floor:
+                    fails.append('%s %s %s %+.2f' % (cp, name, k, statistics.mean(d[k])))
+            for k in ('dp', 'eo'):
+                if ci(d[k])[1] > 0:
+                    fails.append('%s %s %s significantly higher' % (cp, name, k))
+    print('adopt' if not fails else 'keep as an option: ' + '; '.join(fails))
+
+
+if __name__ == '__main__':
+    main(sys.argv[1:])
