@@ -23,16 +23,18 @@ import (
 // fingerprint (pipeline.Models.FairFingerprint) and with a digest of the
 // clean subgraph they were computed from:
 //
-//	"T" "c" fp:16 root:u32   u8 format (1) │ 16-byte input digest │ u16 n │
+//	"T" "c" fp:16 root:u32   u8 format (1) │ 16-byte digest │ u16 n │
 //	                         2n × f32 probabilities (little-endian)
 //
-// fp is the first 16 bytes of the fingerprint. An entry is used only by
-// models with that fingerprint, for a subgraph whose root, size, clean
-// features and adjacency hash to its digest: then f(Debias(X, A)) with
-// the root's generator is the stored vector bit for bit, whatever graph
-// version, run record or process the entry came from. Anything else
-// (other models, a subgraph an update changed, a damaged entry) is
-// computed as before. Train deletes every other fingerprint's entries
+// fp is the first 16 bytes of the fingerprint; the digest (memoDigest)
+// covers the whole fingerprint, the root, the size, the clean features
+// and adjacency and the probabilities. An entry is used only by models
+// with that fingerprint, for a subgraph of that root whose features and
+// adjacency, with the stored probabilities, hash to its digest: then
+// f(Debias(X, A)) with the root's generator is the stored vector bit for
+// bit, whatever graph version, run record or process the entry came
+// from. Anything else (other models, a subgraph an update changed, a
+// damaged entry) is computed as before. Train deletes every other fingerprint's entries
 // when it saves a run, so the store keeps the memo of the newest run
 // only; DeleteAll deletes them with the runs.
 const (
@@ -57,17 +59,18 @@ func memoKey(prefix []byte, root uint32) []byte {
 	return binary.BigEndian.AppendUint32(append(make([]byte, 0, len(prefix)+4), prefix...), root)
 }
 
-// inputDigest hashes the models' fair fingerprint fp (raw bytes) and
-// what the debiasing of root's subgraph reads besides the models: the root
-// (its generator), the size, the clean features x (n×d) and the adjacency
-// a (n×n), as float32 bits. With fp inside, an entry written by other
-// models does not fit even when found under these models' key.
-type inputDigest struct {
+// memoDigest hashes the models' fair fingerprint fp (raw bytes), what
+// the debiasing of root's subgraph reads besides the models (the root, for
+// its generator; the size; the clean features x, n×d; the adjacency a,
+// n×n) and the probabilities p stored for them, as float32 bits. With fp
+// inside, an entry written by other models does not fit even when found
+// under these models' key; with p inside, a damaged entry does not fit.
+type memoDigest struct {
 	h   hash.Hash
 	buf []byte
 }
 
-func (g *inputDigest) sum(fp []byte, root uint32, n, d int, x, a []float32) [digestLen]byte {
+func (g *memoDigest) sum(fp []byte, root uint32, n, d int, x, a, p []float32) [digestLen]byte {
 	if g.h == nil {
 		g.h = sha256.New()
 	}
@@ -78,7 +81,7 @@ func (g *inputDigest) sum(fp []byte, root uint32, n, d int, x, a []float32) [dig
 	b = le.AppendUint32(b, root)
 	b = le.AppendUint32(b, uint32(n))
 	b = le.AppendUint32(b, uint32(d))
-	for _, vs := range [][]float32{x, a} {
+	for _, vs := range [][]float32{x, a, p} {
 		for _, v := range vs {
 			b = le.AppendUint32(b, math.Float32bits(v))
 		}
@@ -101,7 +104,7 @@ type memoWriter struct {
 	b      storage.Batch
 	bytes  int
 	n      int // entries written
-	dig    inputDigest
+	dig    memoDigest
 	enc    []byte
 }
 
@@ -121,7 +124,7 @@ func (w *memoWriter) put(ctx context.Context, m *pipeline.Models, sg *fasd.Subgr
 	if n > math.MaxUint16 || len(probs) != 2*n || len(x) != n*m.D {
 		return fmt.Errorf("%w: memo of root %d: %d nodes, %d probabilities, %d features", fasd.ErrShape, sg.Root(), n, len(probs), len(x))
 	}
-	dig := w.dig.sum(w.fpRaw, sg.Root(), n, m.D, x, sg.A)
+	dig := w.dig.sum(w.fpRaw, sg.Root(), n, m.D, x, sg.A, probs)
 	e := append(w.enc[:0], memoFormat)
 	e = append(e, dig[:]...)
 	e = binary.LittleEndian.AppendUint16(e, uint16(n))
@@ -205,18 +208,18 @@ func deleteMemosExcept(s storage.Store, keep []byte) error {
 // memoProbs returns the probabilities of entry v if it is the memo of the
 // models with raw fair fingerprint fp for the subgraph sg (n×d features
 // sg.X) in the current format, else nil. It decodes into dst.
-func memoProbs(v []byte, fp []byte, sg *fasd.Subgraph, d int, dig *inputDigest, dst []float32) []float32 {
+func memoProbs(v []byte, fp []byte, sg *fasd.Subgraph, d int, dig *memoDigest, dst []float32) []float32 {
 	n := sg.N()
 	if len(v) != memoHeadLen+8*n || v[0] != memoFormat || int(binary.LittleEndian.Uint16(v[1+digestLen:])) != n ||
 		len(sg.X) != n*d || len(sg.A) != n*n {
 		return nil
 	}
-	if got := dig.sum(fp, sg.Root(), n, d, sg.X, sg.A); !bytes.Equal(got[:], v[1:1+digestLen]) {
-		return nil
-	}
 	dst = dst[:0]
 	for i := memoHeadLen; i < len(v); i += 4 {
 		dst = append(dst, math.Float32frombits(binary.LittleEndian.Uint32(v[i:])))
+	}
+	if got := dig.sum(fp, sg.Root(), n, d, sg.X, sg.A, dst); !bytes.Equal(got[:], v[1:1+digestLen]) {
+		return nil
 	}
 	return dst
 }

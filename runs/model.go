@@ -325,7 +325,7 @@ type trainedScorer struct {
 	e    *pipeline.Engine
 	x, a []float32
 	fp   []byte // raw fair fingerprint of the models, nil: no memo
-	dig  inputDigest
+	dig  memoDigest
 	memo []float32
 }
 
