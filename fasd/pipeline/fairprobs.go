@@ -14,10 +14,10 @@ import (
 // emitFairProbs runs f (m.F) on every subgraph of the debiased view deb
 // in padded batches (classProbsOn) and hands each subgraph's
 // probabilities to put, in order, with its clean features from orig
-// (Options.FairProbs). At most evalChunk·workers probability vectors are
-// held at a time.
+// (Options.FairProbs), reporting progress to rep. At most
+// evalChunk·workers probability vectors are held at a time.
 func emitFairProbs(ctx context.Context, m *Models, orig, deb *view, workers int,
-	put func(ctx context.Context, m *Models, sg *fasd.Subgraph, x, probs []float32) error) error {
+	put func(ctx context.Context, m *Models, sg *fasd.Subgraph, x, probs []float32) error, rep *reporter) error {
 	n := len(deb.sgs)
 	dst := make([][]float32, n)
 	step := evalChunk * workers
@@ -45,6 +45,7 @@ func emitFairProbs(ctx context.Context, m *Models, orig, deb *view, workers int,
 			}
 			dst[i] = nil
 		}
+		rep.progress(hi)
 	}
 	return nil
 }

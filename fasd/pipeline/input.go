@@ -118,6 +118,7 @@ const (
 	StageGuides       Stage = "guides"        // fit the linear guides (rounds)
 	StageDebias       Stage = "debias"        // debias every subgraph (subgraphs)
 	StageClassifier   Stage = "classifier"    // train f on debiased subgraphs (epochs)
+	StageFairProbs    Stage = "fair_probs"    // Options.FairProbs: f on every debiased subgraph (subgraphs)
 	StageDiagnostics  Stage = "diagnostics"   // §14 diagnostics
 	StageNoDiffusion  Stage = "no_diffusion"  // f on the original subgraphs (epochs)
 	StageScoreNoFair  Stage = "score_nofair"  // s_θ, s_φ with λ = 0 (epochs)
