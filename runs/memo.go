@@ -98,7 +98,8 @@ func (g *memoDigest) sum(fp []byte, root uint32, n, d int, x, a, p []float32) [d
 // size.
 type memoWriter struct {
 	s      storage.Store
-	fp     string // hex
+	models *pipeline.Models // the models of the first entry
+	fp     string           // hex
 	fpRaw  []byte
 	prefix []byte
 	b      storage.Batch
@@ -110,7 +111,11 @@ type memoWriter struct {
 
 // put implements pipeline.Options.FairProbs.
 func (w *memoWriter) put(ctx context.Context, m *pipeline.Models, sg *fasd.Subgraph, x, probs []float32) error {
+	if w.models != nil && m != w.models {
+		return fmt.Errorf("runs: the pipeline handed over the probabilities of two sets of models")
+	}
 	if w.prefix == nil {
+		w.models = m
 		fp, err := m.FairFingerprint()
 		if err != nil {
 			return err
