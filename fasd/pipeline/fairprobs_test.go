@@ -12,8 +12,10 @@ import (
 // its clean features and exactly the probabilities of Engine.Debias (with
 // the root's debiasing generator) then Engine.Probs on that subgraph
 // alone, with the subgraphs' features in memory, in Input.Features and
-// spilled to a scratch, with one and two workers; and that the
-// fingerprint the hook sees is that of the saved and reloaded models.
+// spilled to a scratch, with one and two workers, for the reverse SDE
+// (predictor–corrector, with noise) and the probability-flow ODE with
+// linear or g_sen guidance; and that the fingerprint the hook sees is
+// that of the saved and reloaded models.
 func TestFairProbs_EqualDebiasThenProbs(t *testing.T) {
 	g := newToyGraph(90, 5, 6, 0.8, 0.4, 0.8, 11)
 	full := g.input(t, 3, 5)
@@ -22,16 +24,28 @@ func TestFairProbs_EqualDebiasThenProbs(t *testing.T) {
 		workers int
 		in      *Input
 		scratch bool
+		tune    func(c *Config)
 	}{
-		{"features in subgraphs, 1 worker", 1, full, false},
-		{"features in Input.Features, 2 workers", 2, withoutX(full, g.x), false},
-		{"spilled to a scratch, 2 workers", 2, withoutX(full, g.x), true},
+		{"features in subgraphs, 1 worker", 1, full, false, nil},
+		{"features in Input.Features, 2 workers", 2, withoutX(full, g.x), false, nil},
+		{"spilled to a scratch, 2 workers", 2, withoutX(full, g.x), true, nil},
+		{"ODE, linear guides, 2 workers", 2, withoutX(full, g.x), false, func(c *Config) {
+			c.Debias.Reverse = fasd.ReverseODE.String()
+			c.Debias.GuideWeight, c.Debias.GuideSteps, c.Debias.GuideNet, c.Debias.GuideRounds = 2, 2, GuideLinear, 3
+		}},
+		{"ODE, g_sen guidance, 2 workers", 2, withoutX(full, g.x), false, func(c *Config) {
+			c.Debias.Reverse = fasd.ReverseODE.String()
+			c.Debias.GuideWeight, c.Debias.GuideSteps, c.Debias.GuideNet = 1, 2, GuideGSen
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := fastConfig(t)
 			cfg.Seed = 3
 			cfg.Workers = c.workers
 			cfg.Sens.Epochs, cfg.Score.Epochs, cfg.Classifier.Epochs = 3, 1, 3
+			if c.tune != nil {
+				c.tune(&cfg)
+			}
 			type got struct {
 				root     uint32
 				x, probs []float32
