@@ -58,6 +58,38 @@ func trainedSynth(t *testing.T) (storage.Store, *runs.Record) {
 	return s, rec
 }
 
+// updateAfterTraining labels six unlabelled nodes (roots training never
+// saw), edits the features of three nodes (so the subgraphs containing
+// them change) and adds an edge.
+func updateAfterTraining(tx *index.Tx) error {
+	labelled := 0
+	for u := uint32(0); labelled < 6; u++ {
+		n, err := tx.Node(u)
+		if err != nil {
+			return err
+		}
+		if n.Label == index.Unlabelled && n.Sensitive != index.Unknown {
+			if err := tx.SetLabel(u, int8(u%2)); err != nil {
+				return err
+			}
+			labelled++
+		}
+	}
+	for _, u := range []uint32{3, 50, 101} {
+		n, err := tx.Node(u)
+		if err != nil {
+			return err
+		}
+		f := append([]float32(nil), n.Features...)
+		f[0] = -f[0]
+		if err := tx.SetFeatures(u, f); err != nil {
+			return err
+		}
+	}
+	_, err := tx.AddEdge(7, 200)
+	return err
+}
+
 // rawViews renders every view key of s with its value, as stored.
 func rawViews(t testing.TB, s storage.Reader) string {
 	t.Helper()
@@ -140,40 +172,7 @@ func TestMaterialize_ReusesTrainingDebiasing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v, err := g.View()
-			if err != nil {
-				t.Fatal(err)
-			}
-			lab, err := v.Labelled()
-			v.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = g.Update(context.Background(), func(tx *index.Tx) error {
-				labelled := 0
-				for u := uint32(0); labelled < 6; u++ {
-					if !lab.Contains(u) { // becomes a root training never saw
-						if err := tx.SetLabel(u, int8(u%2)); err != nil {
-							return err
-						}
-						labelled++
-					}
-				}
-				for _, u := range []uint32{3, 50, 101} { // their subgraphs change
-					n, err := tx.Node(u)
-					if err != nil {
-						return err
-					}
-					f := append([]float32(nil), n.Features...)
-					f[0] = -f[0]
-					if err := tx.SetFeatures(u, f); err != nil {
-						return err
-					}
-				}
-				_, err := tx.AddEdge(7, 200)
-				return err
-			})
-			if err != nil {
+			if _, err := g.Update(context.Background(), updateAfterTraining); err != nil {
 				t.Fatal(err)
 			}
 			return nil
@@ -247,5 +246,36 @@ func TestMaterialize_ReusesTrainingDebiasing(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Ensure that an update after a materialization that reused training's
+// debiasing, refreshed with the memo, leaves the views a materialization
+// from scratch of the updated graph builds (incremental equals rebuild).
+func TestRefresh_ReusesTrainingDebiasing(t *testing.T) {
+	trained, _ := trainedSynth(t)
+	s := openMem(t)
+	storagetest.Copy(t, s, trained)
+	e, err := Open("", &Options{Store: s, LoadModel: runs.LoadLatest, Workers: 2, ChunkRoots: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx := context.Background()
+	if _, err := e.Materialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Update(ctx, updateAfterTraining); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := e.Refresh(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("refresh: %d subgraphs, %d reused; engine: %+v", rep.Subgraphs, rep.Reused, e.Counters())
+	scratch := copyGraph(t, s)
+	materializeWith(t, scratch, nil, true)
+	if got, want := dumpViews(t, s), dumpViews(t, scratch); got != want {
+		t.Fatal("refreshed views differ from a materialization from scratch")
 	}
 }
