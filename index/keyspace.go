@@ -37,7 +37,7 @@ var KeyPrefixes = []KeyPrefix{
 	{Byte: prefixGroup, Owner: "index", What: "node sets: sensitive groups, labels, splits"},
 	{Byte: prefixMeta, Owner: "index", What: "graph metadata: schema, state, version counter, load marker and report"},
 	{Byte: prefixNode, Owner: "index", What: "node record by internal id"},
-	{Byte: PrefixRuns, Owner: "runs", What: "training runs: records and model bundles", DependsOnGraph: true},
+	{Byte: PrefixRuns, Owner: "runs", What: "training runs: records, model bundles and the debias memo", DependsOnGraph: true},
 	{Byte: PrefixViews, Owner: "query", What: "materialized views: subgraph records, node views, inverted indexes", DependsOnGraph: true},
 	{Byte: prefixExt, Owner: "index", What: "external id → internal id"},
 }

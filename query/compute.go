@@ -70,6 +70,10 @@ type worker struct {
 	src    viewNodes
 	scorer model.Scorer
 	out    model.Contribution
+	// reuse holds, for the chunk being computed, the stored work of the
+	// roots that have some (model.Reuser); nil otherwise. Shared by the
+	// chunk's workers, read only.
+	reuse map[uint32][]byte
 }
 
 func (e *Engine) newWorker(view *index.View) (*worker, error) {
@@ -265,7 +269,17 @@ func (w *worker) contribute(ctx context.Context, root uint32) error {
 		w.scorer = s
 	}
 	rng := fasd.NewRand(fasd.RootSeed(w.e.info.Seed, fasd.PurposeDebias, root))
-	if err := w.scorer.Contribute(ctx, &w.sg, rng, &w.out); err != nil {
+	reused := false
+	if stored := w.reuse[root]; stored != nil {
+		rs, ok := w.scorer.(model.ReusingScorer)
+		if !ok {
+			return fmt.Errorf("%w: the models name stored work (model.Reuser) but their scorer cannot use it", ErrInvalid)
+		}
+		var err error
+		if reused, err = rs.ContributeReusing(ctx, &w.sg, rng, stored, &w.out); err != nil {
+			return fmt.Errorf("query: score subgraph of %d: %w", root, err)
+		}
+	} else if err := w.scorer.Contribute(ctx, &w.sg, rng, &w.out); err != nil {
 		return fmt.Errorf("query: score subgraph of %d: %w", root, err)
 	}
 	n := w.sg.N()
@@ -277,7 +291,11 @@ func (w *worker) contribute(ctx context.Context, root uint32) error {
 			return fmt.Errorf("%w: scorer returned %d probabilities of variant %s for %d nodes", fasd.ErrShape, len(p), w.e.variants[k], n)
 		}
 	}
-	w.e.stats.rootsComputed.Add(1)
+	if reused {
+		w.e.stats.rootsReused.Add(1)
+	} else {
+		w.e.stats.rootsComputed.Add(1)
+	}
 	return nil
 }
 
@@ -363,8 +381,21 @@ func (e *Engine) recomputeRoots(ctx context.Context, roots, only *roaring.Bitmap
 }
 
 // computePart computes the records of chunk with workers, reading the
-// chunk's samples ahead first on a store with batched reads.
+// chunk's samples ahead first on a store with batched reads, and the
+// work the models stored for its roots (reuseFor).
 func (e *Engine) computePart(ctx context.Context, workers []*worker, rs *roaring.Bitmap, chunk []uint32, recs []*rootRecord) error {
+	reuse, err := e.reuseFor(rs, chunk)
+	if err != nil {
+		return err
+	}
+	for _, w := range workers {
+		w.reuse = reuse
+	}
+	defer func() {
+		for _, w := range workers {
+			w.reuse = nil
+		}
+	}()
 	if workers[0].view.BatchedReads() {
 		ra, err := e.readAhead(workers[0].view, workers[0].smp, rs, chunk)
 		if err != nil {
@@ -377,6 +408,42 @@ func (e *Engine) computePart(ctx context.Context, workers []*worker, rs *roaring
 		}
 	}
 	return e.computeChunk(ctx, workers, rs, chunk, recs)
+}
+
+// reuseFor reads, in one storage.GetMany, the work the models stored
+// ahead of time (model.Reuser) for the roots of chunk in the root set rs,
+// and returns it by root; nil when the models store none or
+// Options.NoReuse is set. The scorer decides whether a value fits
+// (model.ReusingScorer), so a stale or foreign value costs only its read.
+func (e *Engine) reuseFor(rs *roaring.Bitmap, chunk []uint32) (map[uint32][]byte, error) {
+	ru, ok := e.model.(model.Reuser)
+	if !ok || e.opts.NoReuse {
+		return nil, nil
+	}
+	var keys [][]byte
+	var roots []uint32
+	for _, r := range chunk {
+		if !rs.Contains(r) {
+			continue
+		}
+		if k := ru.ReuseKey(r); k != nil {
+			keys, roots = append(keys, k), append(roots, r)
+		}
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	vals, err := storage.GetMany(e.store, keys)
+	if err != nil {
+		return nil, fmt.Errorf("query: read the models' stored work: %w", err)
+	}
+	m := make(map[uint32][]byte, len(keys))
+	for i, v := range vals {
+		if v != nil {
+			m[roots[i]] = v
+		}
+	}
+	return m, nil
 }
 
 // computeChunk computes the records of chunk in parallel; recs[i] is nil

@@ -59,6 +59,26 @@
 // subgraphs), keyed by root and the graph version that determined the
 // subgraph, so an update that dirties a root bypasses its cached entry.
 //
+// # Reusing training's work
+//
+// fasd train has debiased the subgraph of every training root already,
+// with the same per-root seeds, so debiasing them again to materialize
+// would repeat the most expensive step. A model may keep such work in the
+// store (model.Reuser: package runs keeps, per training root, f's
+// probabilities on the debiased subgraph, its "debias memo"). Materialize
+// and Refresh read the stored values of each chunk's roots in one
+// request, and the scorer (model.ReusingScorer) classifies a root with its
+// value instead of debiasing when the value is provably what debiasing
+// would give: written by models with the same fingerprint, for the same
+// root and the same clean subgraph (features and adjacency as the engine
+// samples and builds it now). Roots training did not see (nodes labelled
+// since, labelled nodes outside the split), subgraphs an update changed
+// and values of other models are computed as before. Either way the
+// record is bit for bit the one computed from scratch, so the views, their
+// crash consistency and "incremental equals rebuild" do not change.
+// Options.NoReuse computes everything; RefreshReport.Reused and
+// Counters.SubgraphsReused count what was reused.
+//
 // # Updates, dirty marks, refresh
 //
 // Engine.Update applies a graph update (index.Graph.Update, one atomic

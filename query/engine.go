@@ -88,6 +88,12 @@ type Options struct {
 	// the writer's refreshes and are exact or flagged stale (see doc.go,
 	// "Replicas").
 	Replica *Replica
+	// NoReuse makes Materialize and Refresh compute every subgraph even
+	// where the models hold work done ahead of time (model.Reuser: the
+	// training run's debiased subgraphs, see doc.go, "Reusing training's
+	// work"). The views are the same either way; it is for measuring and
+	// checking.
+	NoReuse bool
 	// SubgraphCacheBytes bounds the in-memory cache of debiased subgraphs
 	// that Subgraph regenerates; 0 means 64 MiB, negative means no cache.
 	SubgraphCacheBytes int64
@@ -239,8 +245,10 @@ type Engine struct {
 type Counters struct {
 	// Predictions served by source.
 	PredictionsView, PredictionsCold, PredictionsApprox int64
-	// SubgraphsComputed counts subgraphs sampled, debiased and classified.
-	SubgraphsComputed int64
+	// SubgraphsComputed counts subgraphs sampled, debiased and classified;
+	// SubgraphsReused those sampled and classified with the debiasing
+	// work the models held (model.Reuser) instead.
+	SubgraphsComputed, SubgraphsReused int64
 	// Subgraph requests answered from the cache and regenerated.
 	SubgraphCacheHits, SubgraphCacheMisses int64
 	// Subgraphs in the cache and their bytes.
@@ -260,7 +268,7 @@ func (e *Engine) Counters() Counters {
 	bg := storage.BackgroundStats(e.store)
 	return Counters{
 		PredictionsView: st.cached.Load(), PredictionsCold: st.cold.Load(), PredictionsApprox: st.approx.Load(),
-		SubgraphsComputed: st.rootsComputed.Load(),
+		SubgraphsComputed: st.rootsComputed.Load(), SubgraphsReused: st.rootsReused.Load(),
 		SubgraphCacheHits: st.subgraphHits.Load(), SubgraphCacheMisses: st.subgraphMisses.Load(),
 		SubgraphCacheEntries: entries, SubgraphCacheBytes: bytes,
 		Updates: st.updates.Load(), Refreshes: st.refreshes.Load(),
@@ -273,6 +281,7 @@ type engineStats struct {
 	cached, cold, approx atomic.Int64
 	refreshes, updates   atomic.Int64
 	rootsComputed        atomic.Int64
+	rootsReused          atomic.Int64
 	subgraphHits         atomic.Int64
 	subgraphMisses       atomic.Int64
 }

@@ -15,6 +15,11 @@ type RefreshReport struct {
 	// Subgraphs is the number of roots whose subgraph was recomputed or
 	// dropped.
 	Subgraphs int `json:"subgraphs"`
+	// Reused is the number of those this engine classified with the
+	// debiasing work the models held (model.Reuser: the training run's)
+	// instead of debiasing them again; parts computed by other workers of
+	// a distributed run are not counted.
+	Reused int `json:"reused"`
 	// Nodes is the number of node views recomputed.
 	Nodes int `json:"nodes"`
 	// GraphVersion is the graph version the views now reflect.
@@ -88,8 +93,10 @@ func (e *Engine) sync(ctx context.Context, all bool) (*RefreshReport, error) {
 			progress(stage, done, total)
 		}
 	}
+	reused := e.stats.rootsReused.Load()
 	err = e.recomputeRoots(ctx, todo, nil)
 	e.opts.Progress = progress
+	rep.Reused = int(e.stats.rootsReused.Load() - reused)
 	if err != nil {
 		return nil, err
 	}

@@ -28,4 +28,19 @@
 //	"T" "m" id:u64 chunk:u32     model bundle (pipeline.Models
 //	                             .MarshalBinary) in chunks of ≤ 1 MiB, one
 //	                             write batch each (Badger's batch bound)
+//	"T" "c" fp:16 root:u32       debias memo of the models with fair
+//	                             fingerprint fp: f's probabilities on the
+//	                             root's debiased training subgraph, with a
+//	                             digest (see memo.go); only the newest
+//	                             run's memo is kept
+//
+// # The debias memo
+//
+// fasd train debiases one subgraph per training root; Train keeps f's
+// probabilities on each (pipeline.Options.FairProbs) so that the query
+// engine classifies those roots without debiasing them again
+// (TrainedModel implements model.Reuser and its scorers
+// model.ReusingScorer). An entry is used only for the same models (their
+// pipeline.Models.FairFingerprint) and the same clean subgraph, so it
+// never changes a view: it only saves the debiasing.
 package runs

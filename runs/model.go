@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/fasd-db/fasd/fasd"
@@ -70,6 +71,19 @@ type Record struct {
 	// Result holds metrics, per-group metrics, stage timings and
 	// diagnostics.
 	Result *pipeline.Result `json:"result"`
+	// Memo describes the debias memo the run left for the query engine
+	// (memo.go), or is nil.
+	Memo *MemoInfo `json:"memo,omitempty"`
+}
+
+// MemoInfo describes a run's debias memo: f's probabilities on every
+// training subgraph the run debiased, which the query engine uses instead
+// of debiasing those subgraphs again (TrainedModel.ReuseKey).
+type MemoInfo struct {
+	// Fingerprint is the models' pipeline.Models.FairFingerprint.
+	Fingerprint string `json:"fingerprint"`
+	// Subgraphs is the number of entries written.
+	Subgraphs int `json:"subgraphs"`
 }
 
 // Save persists a run: the model bundle (if m is not nil) in chunks,
@@ -217,6 +231,10 @@ func Latest(s storage.Reader) (*Record, error) {
 type TrainedModel struct {
 	models *pipeline.Models
 	info   model.Info
+
+	memoOnce   sync.Once
+	memoFP     []byte // raw fair fingerprint; nil: no memo to read
+	memoPrefix []byte
 }
 
 // NewTrainedModel wraps models; version identifies them (the bundle's
@@ -271,12 +289,76 @@ func (m *TrainedModel) NewScorer() (model.Scorer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &trainedScorer{e: e}, nil
+	return &trainedScorer{e: e, fp: m.memo()}, nil
+}
+
+// ReuseKey implements model.Reuser: the key of root's entry in the debias
+// memo of models with these models' fair fingerprint (memo.go), which
+// fasd train wrote for every training root; nil for models that debias
+// nothing when served (they fell back, or lack score networks).
+func (m *TrainedModel) ReuseKey(root uint32) []byte {
+	if m.memo() == nil {
+		return nil
+	}
+	return memoKey(m.memoPrefix, root)
+}
+
+// memo returns the raw fair fingerprint of models whose memo is worth
+// reading (computed once), or nil.
+func (m *TrainedModel) memo() []byte {
+	m.memoOnce.Do(func() {
+		if m.models.FellBack || m.models.ScoreX == nil {
+			return
+		}
+		fp, err := m.models.FairFingerprint()
+		if err != nil {
+			return
+		}
+		if raw, p, err := memoPrefix(fp); err == nil {
+			m.memoFP, m.memoPrefix = raw, p
+		}
+	})
+	return m.memoFP
 }
 
 type trainedScorer struct {
 	e    *pipeline.Engine
 	x, a []float32
+	fp   []byte // raw fair fingerprint of the models, nil: no memo
+	dig  memoDigest
+	memo []float32
+}
+
+// ContributeReusing implements model.ReusingScorer: when stored is the
+// debias memo entry of sg (same root, size, clean features and adjacency;
+// the engine read it under ReuseKey, so under these models' fingerprint),
+// variant "fasd" is its probabilities, which equal f(Debias(sg)) with the
+// root's generator bit for bit, and nothing is debiased; "no_diffusion"
+// is computed as by Contribute. Otherwise it is Contribute.
+func (s *trainedScorer) ContributeReusing(ctx context.Context, sg *fasd.Subgraph, rng *rand.Rand, stored []byte, dst *model.Contribution) (bool, error) {
+	m := s.e.Models()
+	var p []float32
+	if s.fp != nil && !m.FellBack {
+		p = memoProbs(stored, s.fp, sg, m.D, &s.dig, s.memo)
+	}
+	if p == nil {
+		return false, s.Contribute(ctx, sg, rng, dst)
+	}
+	s.memo = p
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	n := sg.N()
+	k := 1
+	if m.FBase != nil {
+		k = 2
+	}
+	dst.Resize(k, n)
+	copy(dst.Probs[0], p)
+	if k == 1 {
+		return true, nil
+	}
+	return true, s.e.BaseProbs(sg.X, sg.A, n, dst.Probs[1])
 }
 
 // Contribute implements model.Scorer: X̃, Ã = Debias(sg, rng); variant

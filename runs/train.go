@@ -196,6 +196,15 @@ func Train(ctx context.Context, g *index.Graph, cfg pipeline.Config, opt *TrainO
 	}
 	popt := &pipeline.Options{Variants: variants, Diagnostics: opt.Diagnostics, Retune: opt.Retune, Callbacks: opt.Callbacks,
 		Scratch: opt.Scratch}
+	var memo *memoWriter
+	if !opt.NoSave && !opt.EstimateOnly {
+		// Keep f's probabilities on the debiased training subgraphs for
+		// the query engine (memo.go), so that fasd materialize does not
+		// debias them again.
+		memo = &memoWriter{s: g.Store()}
+		defer memo.close()
+		popt.FairProbs = memo.put
+	}
 	if opt.Estimated != nil {
 		est, err := pipeline.EstimateRunSampled(ctx, cfg, in, popt, total)
 		if err != nil {
@@ -210,6 +219,11 @@ func Train(ctx context.Context, g *index.Graph, cfg pipeline.Config, opt *TrainO
 	if err != nil {
 		return nil, nil, err
 	}
+	if memo != nil {
+		if err := memo.flush(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
 	res.Timings = append([]pipeline.StageTiming{{Stage: "sample", Seconds: sampleTime.Seconds(), Units: len(in.Subgraphs)}}, res.Timings...)
 	rec := &Record{
 		Created:      started.UTC(),
@@ -221,6 +235,17 @@ func Train(ctx context.Context, g *index.Graph, cfg pipeline.Config, opt *TrainO
 	}
 	if opt.NoSave {
 		return rec, res, nil
+	}
+	// The store keeps the memo of the run saved last: the one the engine
+	// serves (LoadLatest). A run that fell back debiases nothing when
+	// served, so it keeps none.
+	var keep []byte
+	if memo != nil && memo.prefix != nil && res.Models != nil && !res.Models.FellBack {
+		keep = memo.prefix
+		rec.Memo = &MemoInfo{Fingerprint: memo.fp, Subgraphs: memo.n}
+	}
+	if err := deleteMemosExcept(g.Store(), keep); err != nil {
+		return nil, nil, err
 	}
 	if err := Save(g.Store(), rec, res.Models); err != nil {
 		return nil, nil, err

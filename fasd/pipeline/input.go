@@ -118,6 +118,7 @@ const (
 	StageGuides       Stage = "guides"        // fit the linear guides (rounds)
 	StageDebias       Stage = "debias"        // debias every subgraph (subgraphs)
 	StageClassifier   Stage = "classifier"    // train f on debiased subgraphs (epochs)
+	StageFairProbs    Stage = "fair_probs"    // Options.FairProbs: f on every debiased subgraph (subgraphs)
 	StageDiagnostics  Stage = "diagnostics"   // §14 diagnostics
 	StageNoDiffusion  Stage = "no_diffusion"  // f on the original subgraphs (epochs)
 	StageScoreNoFair  Stage = "score_nofair"  // s_θ, s_φ with λ = 0 (epochs)
@@ -219,6 +220,21 @@ type Options struct {
 	// (N×D float32 per subgraph). Results do not change. Each Scratch is
 	// closed as soon as its pass is no longer needed, and when Run returns.
 	Scratch func() (Scratch, error)
+	// FairProbs, if set, receives f's class probabilities on every
+	// debiased subgraph once f is trained (VariantFASD only), so that a
+	// caller can keep them instead of debiasing the subgraphs again (fasd
+	// train keeps them for the query engine: package runs). It is called
+	// once per subgraph, in input order, from the goroutine of Run, with
+	// the models as trained so far (g_sen, the score networks, the guides
+	// and f are final; FBase and FellBack are set later, and a fallback
+	// changes Threshold), the
+	// subgraph with its clean features x (N×D) and the probabilities
+	// (N×2); x and probs are valid during the call only. The
+	// probabilities are those of Engine.Debias with the root's generator
+	// fasd.NewRand(fasd.RootSeed(seed, fasd.PurposeDebias, root)) then
+	// Engine.Probs on that subgraph alone, bit for bit. It costs one
+	// forward pass of f over the debiased subgraphs.
+	FairProbs func(ctx context.Context, m *Models, sg *fasd.Subgraph, x, probs []float32) error
 
 	// evals receives the evaluation timings (EstimateRun only).
 	evals *[]evalTiming

@@ -223,6 +223,13 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 			rep.end()
 			fasdModels.F = f
 			fasdModels.Threshold = float64(vr.Threshold)
+			if opt.FairProbs != nil {
+				rep.begin(StageFairProbs, len(sgs))
+				if err := emitFairProbs(ctx, fasdModels, orig, deb, workers, opt.FairProbs, rep); err != nil {
+					return nil, fmt.Errorf("f on the debiased subgraphs: %w", err)
+				}
+				rep.end()
+			}
 			if debCF != nil {
 				cf, err := subgraphCounterfactual(ctx, f, deb, debCF, d, workers, ev, float64(vr.Threshold))
 				if err != nil {

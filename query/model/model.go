@@ -142,6 +142,31 @@ type SubgraphDebiaser interface {
 	DebiasSubgraph(ctx context.Context, sg *fasd.Subgraph, rng *rand.Rand, x, a []float32) error
 }
 
+// Reuser is implemented by Models that may find work for a root done
+// ahead of time in the engine's store: package runs keeps, for every
+// training root, f's probabilities on the subgraph fasd train debiased,
+// so that materializing does not debias it again. The engine reads the
+// value under ReuseKey(root) (in one request per chunk of roots on a
+// server store) and hands it to the scorer's ContributeReusing.
+type Reuser interface {
+	// ReuseKey returns the store key of root's stored work, or nil when
+	// the models keep none.
+	ReuseKey(root uint32) []byte
+}
+
+// ReusingScorer is implemented by the Scorers of a Reuser.
+type ReusingScorer interface {
+	// ContributeReusing is Contribute for the subgraph sg of root
+	// sg.Root(), with rng the root's debiasing generator
+	// fasd.NewRand(fasd.RootSeed(Info.Seed, fasd.PurposeDebias,
+	// sg.Root())), given stored, the value under ReuseKey(sg.Root()). It
+	// uses stored only where that writes the bits Contribute would, and
+	// reports whether it did; a value it cannot use (other models, a
+	// subgraph that changed since, a damaged value) is not an error: it
+	// then computes the contribution as Contribute does.
+	ContributeReusing(ctx context.Context, sg *fasd.Subgraph, rng *rand.Rand, stored []byte, dst *Contribution) (reused bool, err error)
+}
+
 // GrowBuffer returns b resized to n values, reallocated when too small.
 func GrowBuffer(b []float32, n int) []float32 {
 	if cap(b) < n {

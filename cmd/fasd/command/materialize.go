@@ -22,6 +22,9 @@ type EngineOptions struct {
 	DB      string
 	Workers int
 	JSON    bool
+	// NoReuse debiases every subgraph, even those fasd train debiased and
+	// kept (query.Options.NoReuse).
+	NoReuse bool
 	// Distributed, when set, makes Materialize and Refresh coordinators
 	// of fasd worker processes.
 	Distributed *query.Distributed
@@ -47,7 +50,8 @@ func (o *EngineOptions) openEngine(name string, errOut io.Writer) (*query.Engine
 		return nil, nil, fmt.Errorf("%s: %w at %s", name, ErrNoStore, o.DB)
 	}
 	bars := &stageBars{w: errOut, bars: map[string]*progress.Bar{}}
-	e, err := query.Open(o.DB, &query.Options{Workers: o.Workers, Progress: bars.progress, Distributed: o.Distributed, LoadModel: runs.LoadLatest, Storage: storageOptions(&storage.Options{MustExist: true})})
+	e, err := query.Open(o.DB, &query.Options{Workers: o.Workers, Progress: bars.progress, Distributed: o.Distributed, LoadModel: runs.LoadLatest,
+		NoReuse: o.NoReuse, Storage: storageOptions(&storage.Options{MustExist: true})})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -83,18 +87,31 @@ func printJSON(w io.Writer, v any) error {
 func printRefresh(w io.Writer, verb string, rep *query.RefreshReport) {
 	fmt.Fprintf(w, "%s %d subgraphs, %d node views in %s (graph version %d, complete %v)\n",
 		verb, rep.Subgraphs, rep.Nodes, rep.Duration.Round(time.Millisecond), rep.GraphVersion, rep.Complete)
+	if rep.Reused > 0 {
+		fmt.Fprintf(w, "%d of the subgraphs classified with the debiasing fasd train kept (not debiased again)\n", rep.Reused)
+	}
+}
+
+// addNoReuseFlag registers --no-reuse.
+func (o *EngineOptions) addNoReuseFlag(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.NoReuse, "no-reuse", false, "debias every subgraph, even those fasd train debiased and kept (the views are the same; for measuring)")
 }
 
 func newMaterializeCommand() *cobra.Command {
 	o := &EngineOptions{}
 	d := &distFlags{}
 	cmd := &cobra.Command{
-		Use:   "materialize --db DIR [--workers N] [--distributed] [--json]",
+		Use:   "materialize --db DIR [--workers N] [--distributed] [--no-reuse] [--json]",
 		Short: "Build the fair-prediction views (resumable)",
 		Long: `Materialize samples, debiases and classifies the subgraph of every root (the
 labelled nodes) with the latest trained models and stores per-node averaged
 predictions as views in the store. Interrupted (Ctrl-C), it keeps what it
 finished; running it again resumes.
+
+The subgraphs fasd train debiased are not debiased again: train keeps f's
+probabilities on each of them, and materialize uses them where the subgraph
+is still the one train saw (--no-reuse debiases everything; the views are the
+same byte for byte).
 
 ` + exitHelp,
 		Args: noArgs,
@@ -119,6 +136,7 @@ finished; running it again resumes.
 		},
 	}
 	o.AddFlags(cmd.Flags())
+	o.addNoReuseFlag(cmd.Flags())
 	d.addCoordinatorFlags(cmd)
 	return cmd
 }
@@ -127,7 +145,7 @@ func newRefreshCommand() *cobra.Command {
 	o := &EngineOptions{}
 	d := &distFlags{}
 	cmd := &cobra.Command{
-		Use:   "refresh --db DIR [--workers N] [--distributed] [--json]",
+		Use:   "refresh --db DIR [--workers N] [--distributed] [--no-reuse] [--json]",
 		Short: "Re-debias the subgraphs that updates made dirty",
 		Long: `Refresh re-samples and re-debiases, with the existing models, only the
 subgraphs whose sample or content an update may have changed, and updates the
@@ -156,6 +174,7 @@ views of the nodes they contain. Retraining stays fasd train.
 		},
 	}
 	o.AddFlags(cmd.Flags())
+	o.addNoReuseFlag(cmd.Flags())
 	d.addCoordinatorFlags(cmd)
 	return cmd
 }

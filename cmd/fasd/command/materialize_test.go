@@ -47,6 +47,9 @@ type trainRecord struct {
 			} `json:"test"`
 		} `json:"variants"`
 	} `json:"result"`
+	Memo *struct {
+		Subgraphs int `json:"subgraphs"`
+	} `json:"memo"`
 }
 
 var fixture struct {
@@ -176,6 +179,7 @@ type refreshJSON struct {
 	GraphVersion int64 `json:"graph_version"`
 	DurationNS   int64 `json:"duration_ns"`
 	Complete     bool  `json:"complete"`
+	Reused       int   `json:"reused"`
 }
 
 func decodeStrict(t *testing.T, s string, dst any) {
@@ -196,6 +200,8 @@ func TestMaterializeCommand(t *testing.T) {
 	if err != nil || code != ExitOK {
 		t.Fatalf("materialize: %v (exit %d)", err, code)
 	}
+	first := out
+	t.Logf("fasd materialize after fasd train: %s", first)
 	var subgraphs, nodes, version int
 	var complete bool
 	if _, err := fmt.Sscanf(out, "materialized %d subgraphs, %d node views in", &subgraphs, &nodes); err != nil {
@@ -228,6 +234,27 @@ func TestMaterializeCommand(t *testing.T) {
 	}
 	if n := strings.Count(a, "\n"); n != nodes {
 		t.Errorf("predict --all: %d lines, materialize said %d views", n, nodes)
+	}
+	// Debiasing every subgraph again (--no-reuse) gives the same views;
+	// without the flag the subgraphs fasd train debiased were not
+	// debiased again, unless the models fell back (they debias nothing).
+	scratch := fixtureStore(t, "trained")
+	out, err, _ = run(t, "materialize", "--db", scratch, "--no-reuse", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	decodeStrict(t, out, &rep)
+	if rep.Reused != 0 || rep.Subgraphs != subgraphs {
+		t.Errorf("materialize --no-reuse: %+v", rep)
+	}
+	if c, _, _ := run(t, "predict", "--db", scratch, "--all", "--json"); c != a {
+		t.Errorf("views differ between materialize and materialize --no-reuse")
+	}
+	if fixture.run.Memo != nil && fixture.run.Memo.Subgraphs > 0 {
+		want := fmt.Sprintf("\n%d of the subgraphs classified with the debiasing fasd train kept", min(subgraphs, fixture.run.Memo.Subgraphs))
+		if !strings.Contains(first, want) {
+			t.Errorf("materialize after train: %q, want %q", first, want)
+		}
 	}
 	checkErrCases(t, []errCase{
 		{"no db", []string{"materialize"}, ExitUsage, "--db DIR is required"},
