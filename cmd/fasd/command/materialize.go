@@ -83,6 +83,21 @@ func printJSON(w io.Writer, v any) error {
 func printRefresh(w io.Writer, verb string, rep *query.RefreshReport) {
 	fmt.Fprintf(w, "%s %d subgraphs, %d node views in %s (graph version %d, complete %v)\n",
 		verb, rep.Subgraphs, rep.Nodes, rep.Duration.Round(time.Millisecond), rep.GraphVersion, rep.Complete)
+	t := &rep.Times
+	if t.Parts == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  computed here %s, folded %d parts (%d staged) in %s (%s per root), waited %s, node views %s\n",
+		t.Compute.Round(time.Millisecond), t.Parts, t.Staged, t.Fold.Round(time.Millisecond),
+		perRoot(t.Fold, rep.Subgraphs), t.Wait.Round(time.Millisecond), t.Nodes.Round(time.Millisecond))
+}
+
+// perRoot is d divided by n roots, rounded for printing.
+func perRoot(d time.Duration, n int) time.Duration {
+	if n == 0 {
+		return 0
+	}
+	return (d / time.Duration(n)).Round(time.Microsecond)
 }
 
 func newMaterializeCommand() *cobra.Command {
