@@ -13,6 +13,7 @@ import (
 	"github.com/fasd-db/fasd/fasd/nn"
 	"github.com/fasd-db/fasd/fasd/pipeline"
 	"github.com/fasd-db/fasd/index"
+	"github.com/fasd-db/fasd/index/synth"
 	"github.com/fasd-db/fasd/query/model"
 	"github.com/fasd-db/fasd/query/querytest"
 	"github.com/fasd-db/fasd/runs"
@@ -262,12 +263,47 @@ func BenchmarkLargeRefreshVsMaterialize(b *testing.B) {
 // BenchmarkMaterializeBackends: Materialize from scratch of a 2,000-node
 // generated graph (mean degree 6, 8 features, the test model) with one
 // worker and the default chunk sizes, on an in-memory Pebble store and on
-// PostgreSQL (FASD_TEST_POSTGRES; skipped without it), reported per root.
+// PostgreSQL (FASD_TEST_POSTGRES; skipped without it), reported per root,
+// in all and split as RefreshReport.Times (compute, fold, node views).
 // Each iteration materializes a fresh copy of the graph; the copy is not
 // timed.
 //
 //	FASD_TEST_POSTGRES=postgres://… go test -run '^$' -bench MaterializeBackends -benchtime 3x ./query/
 func BenchmarkMaterializeBackends(b *testing.B) {
+	benchMaterializeBackends(b, func(b *testing.B) (storage.Store, model.Model) {
+		src, _ := newTestGraph(b, 2000, 8, 6, 3)
+		return src, newTestModel(featureNames(8), 1, true)
+	})
+}
+
+// BenchmarkLargeMaterializeBackends (FASD_BENCH_LARGE=1) is
+// BenchmarkMaterializeBackends on the 100,000-node generated graph of
+// BENCHMARKS.md, "Materialize on PostgreSQL" (fasd gen --nodes 100000
+// --unlabelled 0.9 --seed 1: 500k edges, 32 features, 9,985 roots), with
+// the test model sampling as the trained models there do (depth 2,
+// fanout 10): the store's share of a root without the diffusion.
+//
+//	FASD_BENCH_LARGE=1 FASD_TEST_POSTGRES=postgres://… go test -run '^$' -bench LargeMaterializeBackends -benchtime 1x -count 3 -timeout 30m ./query/
+func BenchmarkLargeMaterializeBackends(b *testing.B) {
+	if os.Getenv("FASD_BENCH_LARGE") == "" {
+		b.Skip("set FASD_BENCH_LARGE=1")
+	}
+	cfg := synth.Small()
+	cfg.Nodes, cfg.Unlabelled = 100_000, 0.9
+	src := querytest.LoadSynthConfig(b, cfg, b.TempDir())
+	g, err := index.Open(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := newTestModel(g.Schema().Features, 1, true)
+	m.Spec.Sample = fasd.SampleOptions{Mode: fasd.SamplerAlg3, Depth: 2, Fanout: 10}
+	benchMaterializeBackends(b, func(*testing.B) (storage.Store, model.Model) { return src, m })
+}
+
+// benchMaterializeBackends times Materialize with one worker of fresh
+// copies of the graph of src (called once per backend, with openMem
+// opening stores of that backend) on Pebble and PostgreSQL.
+func benchMaterializeBackends(b *testing.B, src func(*testing.B) (storage.Store, model.Model)) {
 	for _, backend := range []storage.Backend{storage.Pebble, storage.Postgres} {
 		b.Run(string(backend), func(b *testing.B) {
 			prev := testBackend
@@ -276,14 +312,14 @@ func BenchmarkMaterializeBackends(b *testing.B) {
 			if backend == storage.Postgres {
 				storagetest.PostgresDSN(b) // skips without a server
 			}
-			src, _ := newTestGraph(b, 2000, 8, 6, 3)
-			m := newTestModel(featureNames(8), 1, true)
+			s, m := src(b)
 			ctx := context.Background()
 			roots := 0
+			var times RefreshTimes
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				e, err := Open("", &Options{Store: copyGraph(b, src), Model: m, Workers: 1})
+				e, err := Open("", &Options{Store: copyGraph(b, s), Model: m, Workers: 1})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -292,14 +328,21 @@ func BenchmarkMaterializeBackends(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				roots = rep.Subgraphs
+				roots += rep.Subgraphs
+				times.Compute += rep.Times.Compute
+				times.Fold += rep.Times.Fold
+				times.Nodes += rep.Times.Nodes
 				b.StopTimer()
 				e.Close()
 				b.StartTimer()
 			}
 			b.StopTimer()
 			if roots > 0 {
-				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*roots), "µs/root")
+				per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(roots) }
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(roots), "µs/root")
+				b.ReportMetric(per(times.Compute), "compute-µs/root")
+				b.ReportMetric(per(times.Fold), "fold-µs/root")
+				b.ReportMetric(per(times.Nodes), "nodes-µs/root")
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/fasd-db/fasd/fasd"
@@ -353,21 +354,33 @@ func (e *Engine) recomputeRoots(ctx context.Context, roots, only *roaring.Bitmap
 			return err
 		}
 	}
+	t := e.times
+	if t == nil {
+		t = &RefreshTimes{}
+	}
 	for lo := 0; lo < total; lo += e.opts.ChunkRoots {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		chunk := list[lo:min(lo+e.opts.ChunkRoots, total)]
 		if d != nil {
-			if err := d.await(ctx, workers, rs, uint32(lo/e.opts.ChunkRoots), recs[:len(chunk)]); err != nil {
+			if err := d.await(ctx, workers, rs, uint32(lo/e.opts.ChunkRoots), recs[:len(chunk)], t); err != nil {
 				return err
 			}
-		} else if err := e.computePart(ctx, workers, rs, chunk, recs[:len(chunk)]); err != nil {
-			return err
+		} else {
+			start := time.Now()
+			err := e.computePart(ctx, workers, rs, chunk, recs[:len(chunk)])
+			t.Compute += time.Since(start)
+			if err != nil {
+				return err
+			}
 		}
+		start := time.Now()
 		if err := e.commitRoots(chunk, recs[:len(chunk)]); err != nil {
 			return err
 		}
+		t.Fold += time.Since(start)
+		t.Parts++
 		if e.opts.Progress != nil {
 			e.opts.Progress("subgraphs", lo+len(chunk), total)
 		}
@@ -377,7 +390,10 @@ func (e *Engine) recomputeRoots(ctx context.Context, roots, only *roaring.Bitmap
 			return err
 		}
 	}
-	return e.recomputeAffected(ctx, view.Version(), only)
+	start := time.Now()
+	err = e.recomputeAffected(ctx, view.Version(), only)
+	t.Nodes += time.Since(start)
+	return err
 }
 
 // computePart computes the records of chunk with workers, reading the

@@ -114,15 +114,25 @@ func (d *distRun) finish() error { return d.e.clearDist(true) }
 
 // await fills recs with the records of part: from the part's stage when a
 // worker staged it, computed here (under a lease of its own) when the part
-// is free, after waiting while another holder's lease is live.
-func (d *distRun) await(ctx context.Context, workers []*worker, rs *roaring.Bitmap, part uint32, recs []*rootRecord) error {
+// is free, after waiting while another holder's lease is live. It adds the
+// time it computed to t.Compute, the read of the stage it folds to t.Fold
+// and the rest to t.Wait.
+func (d *distRun) await(ctx context.Context, workers []*worker, rs *roaring.Bitmap, part uint32, recs []*rootRecord, t *RefreshTimes) error {
+	start := time.Now()
+	var busy time.Duration
+	defer func() { t.Wait += time.Since(start) - busy }()
 	for {
+		read := time.Now()
 		staged, err := readStage(d.e.store, d.p, part)
 		if err != nil {
 			return err
 		}
 		if staged != nil {
 			copy(recs, staged)
+			el := time.Since(read)
+			t.Fold += el
+			t.Staged++
+			busy += el
 			return nil
 		}
 		l, err := ClaimLease(d.e.store, part, d.o.Owner, d.o.Now(), d.o.LeaseTTL)
@@ -132,15 +142,25 @@ func (d *distRun) await(ctx context.Context, workers []*worker, rs *roaring.Bitm
 			// renewed while it computes, only keeps workers off the part
 			// (losing it after a stall costs a worker's duplicate work,
 			// never a wrong view).
+			comp := time.Now()
 			_, k := keepLease(ctx, d.e.store, l, &d.o)
 			err := d.e.computePart(ctx, workers, rs, d.p.part(part), recs)
 			k.stop()
+			el := time.Since(comp)
+			t.Compute += el
+			busy += el
 			return err
 		case errors.Is(err, ErrLeaseHeld), errors.Is(err, ErrLeaseLost):
 			// A worker holds the part: work ahead on a free later part
 			// (staged like a worker's) instead of idling.
 			rep := &WorkReport{}
+			comp := time.Now()
 			did, err := d.e.workParts(ctx, d.p, &d.o, rep, part+1, true)
+			if did {
+				el := time.Since(comp)
+				t.Compute += el
+				busy += el
+			}
 			if err != nil {
 				return err
 			}

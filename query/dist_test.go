@@ -69,16 +69,43 @@ func TestDistributedMaterialize(t *testing.T) {
 			d := Distributed{Poll: time.Millisecond}
 			stop := runWorkers(t, s, m, n, d, nil)
 			c := openDist(t, s, m, &d)
-			_, err := c.Materialize(context.Background())
-			stop()
+			rep, err := c.Materialize(context.Background())
+			reps := stop()
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got := dumpViews(t, s); got != want {
 				t.Fatalf("%d workers: distributed views differ from one process:\n%s", n, firstDiff(got, want))
 			}
+			checkDistTimes(t, rep, reps)
 		}
 	})
+}
+
+// checkDistTimes checks the coordinator's and the workers' accounts of a
+// distributed materialize (parts of 7 roots, as openDist sets): every
+// part folded, at least the workers' parts from stages, the workers' roots
+// those of their parts, and times that fit in the run.
+func checkDistTimes(t *testing.T, rep *RefreshReport, reps []*WorkReport) {
+	t.Helper()
+	tm := rep.Times
+	if want := (rep.Subgraphs + 6) / 7; tm.Parts != want {
+		t.Errorf("folded %d parts, want %d", tm.Parts, want)
+	}
+	parts, roots := 0, 0
+	for _, w := range reps {
+		parts += w.Parts
+		roots += w.Roots
+		if w.Parts > 0 && (w.Compute <= 0 || w.Roots < w.Parts) {
+			t.Errorf("worker report %+v: no compute time or fewer roots than parts", w)
+		}
+	}
+	if tm.Staged < parts || tm.Staged > tm.Parts || roots > 7*parts {
+		t.Errorf("%d parts folded from stages, the workers staged %d parts of %d roots, %d parts in all", tm.Staged, parts, roots, tm.Parts)
+	}
+	if tm.Fold <= 0 || tm.Nodes <= 0 || tm.Compute < 0 || tm.Wait < 0 || tm.Compute+tm.Fold+tm.Wait+tm.Nodes > rep.Duration {
+		t.Errorf("times %+v do not fit in %s", tm, rep.Duration)
+	}
 }
 
 // TestDistributed_ExpiredLeaseCannotStage: a worker whose lease was

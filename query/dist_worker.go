@@ -14,6 +14,11 @@ type WorkReport struct {
 	// Lost is the number of parts whose lease was lost before the stage
 	// (the stage was refused; another holder redoes the part).
 	Lost int
+	// Roots is the number of roots in the staged parts, and Compute the
+	// time spent computing and staging them (from the claim of each part
+	// to its stage), so Compute/Roots is this worker's time per root.
+	Roots   int
+	Compute time.Duration
 }
 
 // Work computes parts of the current plan of distributed work (published
@@ -80,6 +85,7 @@ func (e *Engine) workParts(ctx context.Context, p *plan, d *Distributed, rep *Wo
 			return did, err
 		}
 		did = true
+		start := time.Now()
 		if cur, err := e.planCurrent(p, l); err != nil || !cur {
 			return did, err
 		}
@@ -94,6 +100,8 @@ func (e *Engine) workParts(ctx context.Context, p *plan, d *Distributed, rep *Wo
 			return did, err
 		}
 		rep.Parts++
+		rep.Roots += len(p.part(l.Part))
+		rep.Compute += time.Since(start)
 		if one {
 			return did, nil
 		}

@@ -163,6 +163,13 @@
 // it, so the same code runs on Pebble and Badger in one process and on
 // PostgreSQL across machines.
 //
+// The coordinator alone folds the parts in order (reads each stage, then
+// the chunk commit) and computes the node views after the last part;
+// RefreshReport.Times reports both, and WorkReport a worker's time per
+// root, so a worker's time per root divided by the coordinator's fold
+// time per root is how many workers one coordinator keeps busy
+// (docs/scaling.md, "Workers").
+//
 // # Replicas
 //
 // An engine opened with Options.Replica is a read-only replica of a store

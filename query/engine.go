@@ -237,6 +237,9 @@ type Engine struct {
 	// testHookBeforeStage, set by tests, runs in Work between computing a
 	// part and staging it.
 	testHookBeforeStage func(Lease)
+	// times, while Materialize or Refresh runs (under wmu), collects
+	// their RefreshReport.Times; nil on the cold path.
+	times *RefreshTimes
 }
 
 // Counters are cumulative counts of the engine's work since Open, and the

@@ -27,6 +27,34 @@ type RefreshReport struct {
 	Duration     time.Duration `json:"duration_ns"`
 	// Complete reports whether every root of the root set has a view.
 	Complete bool `json:"complete"`
+	// Times splits Duration by what this process did.
+	Times RefreshTimes `json:"times"`
+}
+
+// RefreshTimes splits the time of a Materialize or Refresh by stage. With
+// Options.Distributed the writer is the coordinator: Fold is what it
+// spends per part on top of the workers' computation, so Fold divided by
+// the roots is its cost per root, and a worker's compute time per root
+// (WorkReport) divided by it is the number of workers one coordinator can
+// keep busy.
+type RefreshTimes struct {
+	// Compute is the time this process spent computing subgraphs
+	// (reading samples ahead, sampling, debiasing, scoring), including the
+	// free parts a coordinator computed while workers held earlier ones.
+	Compute time.Duration `json:"compute_ns"`
+	// Fold is the time spent reading the parts workers staged and
+	// committing every chunk of records (one batch each, with the inverted
+	// indexes and the root, dirty and affected sets).
+	Fold time.Duration `json:"fold_ns"`
+	// Wait is the time a coordinator waited for parts held by workers.
+	Wait time.Duration `json:"wait_ns"`
+	// Nodes is the time spent recomputing the affected node views.
+	Nodes time.Duration `json:"nodes_ns"`
+	// Parts is the number of chunks committed; Staged, of those, the
+	// parts folded from a worker's stage (a coordinator's own computed
+	// ahead included).
+	Parts  int `json:"parts"`
+	Staged int `json:"staged_parts"`
 }
 
 // Materialize builds every view: the subgraph record of every root of the
@@ -94,7 +122,9 @@ func (e *Engine) sync(ctx context.Context, all bool) (*RefreshReport, error) {
 		}
 	}
 	reused := e.stats.rootsReused.Load()
+	e.times = &rep.Times
 	err = e.recomputeRoots(ctx, todo, nil)
+	e.times = nil
 	e.opts.Progress = progress
 	rep.Reused = int(e.stats.rootsReused.Load() - reused)
 	if err != nil {

@@ -147,6 +147,13 @@ func LoadSynth(t testing.TB, name, dir string) storage.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return LoadSynthConfig(t, cfg, dir)
+}
+
+// LoadSynthConfig is LoadSynth of a generator configuration (what fasd gen
+// writes with the same knobs).
+func LoadSynthConfig(t testing.TB, cfg synth.Config, dir string) storage.Store {
+	t.Helper()
 	files, _, err := synth.Write(context.Background(), filepath.Join(dir, "dump"), cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +167,7 @@ func LoadSynth(t testing.TB, name, dir string) storage.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := index.Load(context.Background(), s, &index.LoadOptions{Nodes: files.Nodes, Edges: files.Edges, Spec: p.Spec, Source: "synth " + name}); err != nil {
+	if _, err := index.Load(context.Background(), s, &index.LoadOptions{Nodes: files.Nodes, Edges: files.Edges, Spec: p.Spec, Source: "synth"}); err != nil {
 		t.Fatal(err)
 	}
 	return s

@@ -90,6 +90,21 @@ func printRefresh(w io.Writer, verb string, rep *query.RefreshReport) {
 	if rep.Reused > 0 {
 		fmt.Fprintf(w, "%d of the subgraphs classified with the debiasing fasd train kept (not debiased again)\n", rep.Reused)
 	}
+	t := &rep.Times
+	if t.Parts == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  computed here %s, folded %d parts (%d staged) in %s (%s per root), waited %s, node views %s\n",
+		t.Compute.Round(time.Millisecond), t.Parts, t.Staged, t.Fold.Round(time.Millisecond),
+		perRoot(t.Fold, rep.Subgraphs), t.Wait.Round(time.Millisecond), t.Nodes.Round(time.Millisecond))
+}
+
+// perRoot is d divided by n roots, rounded for printing.
+func perRoot(d time.Duration, n int) time.Duration {
+	if n == 0 {
+		return 0
+	}
+	return (d / time.Duration(n)).Round(time.Microsecond)
 }
 
 // addNoReuseFlag registers --no-reuse.

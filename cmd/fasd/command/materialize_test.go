@@ -180,6 +180,14 @@ type refreshJSON struct {
 	DurationNS   int64 `json:"duration_ns"`
 	Complete     bool  `json:"complete"`
 	Reused       int   `json:"reused"`
+	Times        struct {
+		ComputeNS int64 `json:"compute_ns"`
+		FoldNS    int64 `json:"fold_ns"`
+		WaitNS    int64 `json:"wait_ns"`
+		NodesNS   int64 `json:"nodes_ns"`
+		Parts     int   `json:"parts"`
+		Staged    int   `json:"staged_parts"`
+	} `json:"times"`
 }
 
 func decodeStrict(t *testing.T, s string, dst any) {

@@ -67,7 +67,8 @@ server; stop them with Ctrl-C. With --once it returns when no part is left.
 				err = nil
 			}
 			if rep != nil {
-				fmt.Fprintf(cmd.OutOrStdout(), "worker: staged %d parts, lost %d leases\n", rep.Parts, rep.Lost)
+				fmt.Fprintf(cmd.OutOrStdout(), "worker: staged %d parts (%d roots in %s, %s per root), lost %d leases\n",
+					rep.Parts, rep.Roots, rep.Compute.Round(time.Millisecond), perRoot(rep.Compute, rep.Roots), rep.Lost)
 			}
 			if err != nil {
 				return fmt.Errorf("worker: %w", err)
