@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -40,24 +41,53 @@ func (s *store) CommitIf(sb storage.Batch, key, want []byte) error {
 	if s.closed.Load() {
 		return storage.ErrClosed
 	}
-	err := s.commitIf(ctx, ops, key, want)
-	if err != nil && s.writer.PgConn().TxStatus() != 'I' {
-		if _, rerr := s.writer.Exec(ctx, "ROLLBACK"); rerr != nil {
-			err = errors.Join(err, rerr)
+	var err error
+	for try := 0; ; try++ {
+		err = s.commitIf(ctx, ops, key, want)
+		if err != nil && s.writer.PgConn().TxStatus() != 'I' {
+			if _, rerr := s.writer.Exec(ctx, "ROLLBACK"); rerr != nil {
+				err = errors.Join(err, rerr)
+				break
+			}
 		}
+		// A serialization failure says nothing about the guard: the
+		// server aborted the transaction because another one touched
+		// what it read (even another guard key on the same page). Run it
+		// again, reading the guard afresh, a few times before calling it
+		// a conflict.
+		if !serializationFailure(err) || try == commitIfRetries {
+			break
+		}
+		time.Sleep(time.Duration(try+1) * commitIfBackoff)
 	}
 	var pe *pgconn.PgError
 	switch {
 	case errors.Is(err, storage.ErrConflict):
 		return err
-	case errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01"):
-		return fmt.Errorf("guard %q: concurrent commit (%s): %w", key, pe.Code, storage.ErrConflict)
+	case errors.As(err, &pe) && serializationFailure(pe):
+		return fmt.Errorf("guard %q: concurrent commit (%s, %d tries): %w", key, pe.Code, commitIfRetries+1, storage.ErrConflict)
 	case fenceFailed(err):
 		return fmt.Errorf("%w: the writer lease of %s was lost (another handle took the store over); nothing was committed", storage.ErrLocked, s.loc.name())
 	case err != nil:
 		return fmt.Errorf("postgres: guarded commit: %w", err)
 	}
 	return nil
+}
+
+// commitIfRetries is how many times CommitIf runs a transaction again
+// after a serialization failure (SQLSTATE 40001 or 40P01), waiting
+// commitIfBackoff longer before each.
+const (
+	commitIfRetries = 5
+	commitIfBackoff = 5 * time.Millisecond
+)
+
+// serializationFailure reports whether err is the server aborting a
+// transaction for a concurrent one (40001 serialization failure, 40P01
+// deadlock): nothing was committed and running it again may succeed.
+func serializationFailure(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
 }
 
 // commitIf runs the guarded transaction; the caller holds wmu and rolls

@@ -78,9 +78,12 @@
 // CommitIf (storage.CondCommitter) runs BEGIN ISOLATION LEVEL
 // SERIALIZABLE, the writer fence and a read of the guard row FOR UPDATE in
 // one round trip, compares, then writes and commits (or rolls back and
-// reports storage.ErrConflict) in a second; a serialization failure
-// (40001, 40P01) is a conflict too, so two sessions that both found the
-// guard row absent cannot both create it. A store opened with
+// reports storage.ErrConflict) in a second. A serialization failure
+// (40001, 40P01) aborts the transaction without saying anything about the
+// guard — concurrent guarded commits on different keys of one page cause
+// them — so CommitIf runs it again, reading the guard afresh, up to five
+// times before reporting a conflict; of two sessions that both found the
+// guard row absent, the loser's retry finds it present: a conflict. A store opened with
 // storage.Options.Shared takes no writer lock, refuses plain commits with
 // storage.ErrReadOnly and writes only through CommitIf: the distributed
 // workers of the query engine open the store that way beside its writer.
