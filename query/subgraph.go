@@ -77,6 +77,7 @@ func (e *Engine) Subgraph(ctx context.Context, root uint32) (*DebiasedSubgraph, 
 	// record newer than the view (a refresh after the view was taken) is
 	// not used.
 	ver := v.Version()
+	m := e.models()
 	dirty, err := getBitmap(e.store, keyDirty)
 	if err != nil {
 		return nil, err
@@ -87,15 +88,15 @@ func (e *Engine) Subgraph(ctx context.Context, root uint32) (*DebiasedSubgraph, 
 		case errors.Is(err, storage.ErrNotFound):
 		case err != nil:
 			return nil, err
-		case rec.Model == e.tag && rec.Version <= ver:
+		case rec.Model == m.tag && rec.Version <= ver:
 			ver = rec.Version
 		}
 	}
-	if d := e.subs.get(root, ver); d != nil {
+	if d := e.subs.get(root, ver); d != nil && d.Model == m.info.Version {
 		e.stats.subgraphHits.Add(1)
 		return d, nil
 	}
-	w, err := e.newWorker(v)
+	w, err := e.modelWorker(v, m)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +107,7 @@ func (e *Engine) Subgraph(ctx context.Context, root uint32) (*DebiasedSubgraph, 
 	if err := fasd.BuildSubgraph(&w.sample, v.NumFeatures(), &w.src, &w.sg); err != nil {
 		return nil, err
 	}
-	s, err := e.scorer()
+	s, err := m.scorer()
 	if err != nil {
 		return nil, fmt.Errorf("query: new scorer: %w", err)
 	}
@@ -117,8 +118,8 @@ func (e *Engine) Subgraph(ctx context.Context, root uint32) (*DebiasedSubgraph, 
 	}
 	n, dim := w.sg.N(), w.sg.D
 	d := &DebiasedSubgraph{Root: root, Nodes: append([]uint32(nil), w.sample.Nodes...), D: dim,
-		X: make([]float32, n*dim), A: make([]float32, n*n), Model: e.info.Version, GraphVersion: ver}
-	rng := fasd.NewRand(fasd.RootSeed(e.info.Seed, fasd.PurposeDebias, root))
+		X: make([]float32, n*dim), A: make([]float32, n*n), Model: m.info.Version, GraphVersion: ver}
+	rng := fasd.NewRand(fasd.RootSeed(m.info.Seed, fasd.PurposeDebias, root))
 	if err := deb.DebiasSubgraph(ctx, &w.sg, rng, d.X, d.A); err != nil {
 		return nil, fmt.Errorf("query: debias subgraph of %d: %w", root, err)
 	}
