@@ -334,13 +334,40 @@ func (e *Engine) replicaPredict(ctx context.Context, u uint32) (Prediction, erro
 		}
 		return p, err
 	}
-	return e.replicaMissing(ctx, s, u, s.freshFor(u, vals[1]), true)
+	fresh := s.freshFor(u, vals[1])
+	if fresh {
+		// Such a rebuild deletes or replaces the meta record before any
+		// view, so the meta record read after the view tells.
+		rec, err := e.store.Get(keyMeta)
+		if errors.Is(err, storage.ErrNotFound) {
+			rec, err = nil, nil
+		}
+		if err != nil {
+			return Prediction{}, fmt.Errorf("query: read views' meta: %w", err)
+		}
+		fresh = e.sameMeta(s, rec)
+	}
+	return e.replicaMissing(ctx, s, u, fresh, true)
+}
+
+// sameMeta reports whether the meta record rec is the one s was read
+// with, and wakes the poller if not.
+func (e *Engine) sameMeta(s *replicaState, rec []byte) bool {
+	if bytes.Equal(rec, s.metaRec) {
+		return true
+	}
+	e.rep.behind()
+	return false
 }
 
 // replicaMissing answers for u, which has no view: an unknown or deleted
 // node is an error; with fresh views u lies in no subgraph and gets, with
 // approx, the approximation a writer gives; otherwise (the views are
-// behind or incomplete) an empty prediction flagged Stale.
+// behind or incomplete) an empty prediction flagged Stale. fresh must
+// include sameMeta: no view under the state record of fresh views means
+// u lies in no subgraph, unless the views were rebuilt with other models
+// and ended on the same state record (a writer of an earlier build does
+// not name the models in it).
 func (e *Engine) replicaMissing(ctx context.Context, s *replicaState, u uint32, fresh, approx bool) (Prediction, error) {
 	v, err := e.g.View()
 	if err != nil {
@@ -357,7 +384,7 @@ func (e *Engine) replicaMissing(ctx context.Context, s *replicaState, u uint32, 
 }
 
 // replicaPredictMany is PredictMany on a replica: every view and the
-// state record through one snapshot (one batched read on a server), then
+// state and meta records through one snapshot (one batched read on a server), then
 // the missing views as replicaMissing answers them; cold only allows the
 // approximation of nodes in no subgraph.
 func (e *Engine) replicaPredictMany(ctx context.Context, nodes []uint32, cold bool) ([]Prediction, error) {
@@ -370,12 +397,12 @@ func (e *Engine) replicaPredictMany(ctx context.Context, nodes []uint32, cold bo
 	for _, u := range nodes {
 		keys = append(keys, nodeKey(u))
 	}
-	vals, err := storage.GetMany(snap, append(keys, keyState))
+	vals, err := storage.GetMany(snap, append(keys, keyState, keyMeta))
 	snap.Close()
 	if err != nil {
 		return nil, fmt.Errorf("query: read views: %w", err)
 	}
-	stateRec := vals[len(nodes)]
+	stateRec, metaRec := vals[len(nodes)], vals[len(nodes)+1]
 	out := make([]Prediction, len(nodes))
 	for i, u := range nodes {
 		p, ok, err := e.replicaPrediction(s, u, vals[i], stateRec)
@@ -383,7 +410,8 @@ func (e *Engine) replicaPredictMany(ctx context.Context, nodes []uint32, cold bo
 			return nil, err
 		}
 		if !ok {
-			if p, err = e.replicaMissing(ctx, s, u, s.freshFor(u, stateRec), cold); err != nil {
+			fresh := s.freshFor(u, stateRec) && e.sameMeta(s, metaRec)
+			if p, err = e.replicaMissing(ctx, s, u, fresh, cold); err != nil {
 				return nil, err
 			}
 		} else {

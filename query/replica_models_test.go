@@ -303,8 +303,9 @@ func TestReplica_PollerReportsLoadError(t *testing.T) {
 
 // TestReplica_SwitchConcurrentReads: readers on a polling replica while
 // the writer reopens with new models and materializes them: every answer
-// not flagged stale is exact for the models and graph version it reports
-// (run with -race: the switch is one atomic store).
+// not flagged stale is exact for the models and graph version it reports,
+// and audits and debiased subgraphs name one of the two models (run with
+// -race: the switch is one atomic store).
 func TestReplica_SwitchConcurrentReads(t *testing.T) {
 	ctx := context.Background()
 	s, g := newTestGraph(t, 150, 4, 4, 3)
@@ -330,12 +331,22 @@ func TestReplica_SwitchConcurrentReads(t *testing.T) {
 		}
 		return nil
 	}
+	v, err := g.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := rootSet(v)
+	v.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := rs.ToArray()[:10]
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var reads atomic.Int64
 	var fresh [2]atomic.Int64 // fresh answers of the old and the new models
-	errc := make(chan error, 3)
-	for k := range 3 {
+	errc := make(chan error, 5)
+	for k := range 5 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -367,6 +378,24 @@ func TestReplica_SwitchConcurrentReads(t *testing.T) {
 							return
 						}
 						ps = append(ps, p)
+					}
+				case 3:
+					rep, err := r.Audit(ctx, "labelled")
+					if err == nil && oracles[rep.Model] == nil {
+						err = fmt.Errorf("audit of unknown models %q", rep.Model)
+					}
+					if err != nil {
+						errc <- err
+						return
+					}
+				case 4:
+					d, err := r.Subgraph(ctx, roots[i%len(roots)])
+					if err == nil && oracles[d.Model] == nil {
+						err = fmt.Errorf("subgraph of unknown models %q", d.Model)
+					}
+					if err != nil {
+						errc <- err
+						return
 					}
 				}
 				for _, p := range ps {
@@ -469,4 +498,40 @@ func TestReplica_SwitchesModelsSharedPostgres(t *testing.T) {
 		}
 	}
 	sameAsWriter(t, r, w2, o2, "switched")
+}
+
+// TestReplica_SwitchesModelsSameStateRecord: views rebuilt with other
+// models under the very state record the old views had (a writer of an
+// earlier build, whose state record does not name the models): a read
+// flags the other models' views stale and a poll, which compares the meta
+// record too, switches.
+func TestReplica_SwitchesModelsSameStateRecord(t *testing.T) {
+	ctx := context.Background()
+	s, g := newTestGraph(t, 120, 4, 4, 7)
+	sm := &savedModels{}
+	m1 := sm.save(t, s, 70)
+	w := openLoaded(t, s, sm, nil)
+	if _, err := w.Materialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := openLoaded(t, &readOnlyStore{Store: s}, sm, &Replica{Poll: -1})
+	old, err := s.Get(keyState)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ver := w.version.Load()
+	w2, m2 := retrain(t, w, s, sm, 71, nil)
+	b := s.NewBatch()
+	defer b.Close()
+	if err := b.Set(keyState, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	allStale(t, r, oracle(t, g, m1), ver, "same state record, other models' views")
+	if err := r.poll(); err != nil {
+		t.Fatal(err)
+	}
+	sameAsWriter(t, r, w2, oracle(t, g, m2), "polled")
 }

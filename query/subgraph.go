@@ -9,7 +9,6 @@ import (
 
 	"github.com/fasd-db/fasd/fasd"
 	"github.com/fasd-db/fasd/query/model"
-	"github.com/fasd-db/fasd/storage"
 )
 
 // ErrNotRoot is returned by Engine.Subgraph for a node that roots no
@@ -85,9 +84,9 @@ func (e *Engine) Subgraph(ctx context.Context, root uint32) (*DebiasedSubgraph, 
 	if !dirty.Contains(root) {
 		rec, err := getRootRecord(e.store, root)
 		switch {
-		case errors.Is(err, storage.ErrNotFound):
 		case err != nil:
 			return nil, err
+		case rec == nil: // no record (getRootRecord: nil, nil)
 		case rec.Model == m.tag && rec.Version <= ver:
 			ver = rec.Version
 		}
