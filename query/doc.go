@@ -221,13 +221,16 @@
 // stores them with the state it read in one atomic pointer. Every read
 // takes that pointer once, so it answers with the old models and state or
 // the new ones, never a mix, and a view is fresh only if its model tag is
-// that of the read's models. A failed load keeps the old models (whose
-// answers are then flagged stale), is returned by CatchUp and passed to
-// Replica.OnError, and is tried again at the next poll; newest models
-// that are not the views' (trained after the writer materialized) are
-// reported once (ErrStaleModels) and loaded again only when the views
-// move. ModelInfo, Status and every answer name the models used. A
-// replica opened with Options.Model keeps it.
+// that of the read's models (a missing view only if the meta record is
+// still the state's: a writer of an earlier build may end a rebuild on
+// the old state record, but deletes the meta record before any view). A
+// failed load keeps the old models (whose answers are then flagged
+// stale), is returned by CatchUp and passed to Replica.OnError, and is
+// tried again at the next poll; newest models that are not the views'
+// (trained after the writer materialized) are reported once
+// (ErrStaleModels) and loaded again only when the views move. ModelInfo,
+// Status and every answer name the models used. A replica opened with
+// Options.Model keeps it.
 //
 // # Key layout
 //
