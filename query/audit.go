@@ -90,7 +90,8 @@ func (e *Engine) Audit(ctx context.Context, set string) (*AuditReport, error) {
 		}
 	}
 	have, posFair := roaring.New(), roaring.New()
-	others := e.variants[1:]
+	m := e.models()
+	others := m.variants[1:]
 	// P(1) of every scanned node, per variant (served first), for the AUC.
 	scores := make([]map[uint32]float64, 1+len(others))
 	for k := range scores {
@@ -103,7 +104,7 @@ func (e *Engine) Audit(ctx context.Context, set string) (*AuditReport, error) {
 	// A view is stale as All marks it: every view while the views are
 	// incomplete (an interrupted Materialize), else those of the stale set.
 	staleSet := roaring.New()
-	for p, err := range e.All(ctx) {
+	for p, err := range e.all(ctx, m) {
 		if err != nil {
 			return nil, err
 		}
@@ -116,7 +117,7 @@ func (e *Engine) Audit(ctx context.Context, set string) (*AuditReport, error) {
 		}
 		scores[0][p.Node] = p.Probs[1]
 		for k, name := range others {
-			if e.info.ClassOf(p.Variants[name][1]) == 1 {
+			if m.info.ClassOf(p.Variants[name][1]) == 1 {
 				pos[k].Add(p.Node)
 			}
 			scores[k+1][p.Node] = p.Variants[name][1]
@@ -126,7 +127,7 @@ func (e *Engine) Audit(ctx context.Context, set string) (*AuditReport, error) {
 	eval.And(roaring.Or(lab[0], lab[1]))
 	rep := &AuditReport{
 		Set: set, Missing: int(roaring.AndNot(eval, have).GetCardinality()),
-		GraphVersion: v.Version(), Model: e.info.Version,
+		GraphVersion: v.Version(), Model: m.info.Version,
 	}
 	eval.And(have)
 	rep.Nodes = int(eval.GetCardinality())

@@ -64,6 +64,7 @@ func (n *viewNodes) NodeAttrs(v uint32) (int8, int8, fasd.Split, error) {
 // scorer.
 type worker struct {
 	e      *Engine
+	m      *models
 	view   *index.View
 	smp    *fasd.Sampler
 	sample fasd.Sample
@@ -77,12 +78,16 @@ type worker struct {
 	reuse map[uint32][]byte
 }
 
-func (e *Engine) newWorker(view *index.View) (*worker, error) {
-	smp, err := fasd.NewSampler(e.info.Sample)
+func (e *Engine) newWorker(view *index.View) (*worker, error) { return e.modelWorker(view, e.base) }
+
+// modelWorker is a worker that computes with the models m (a replica's
+// current ones).
+func (e *Engine) modelWorker(view *index.View, m *models) (*worker, error) {
+	smp, err := fasd.NewSampler(m.info.Sample)
 	if err != nil {
 		return nil, err
 	}
-	return &worker{e: e, view: view, smp: smp, src: viewNodes{v: view}}, nil
+	return &worker{e: e, m: m, view: view, smp: smp, src: viewNodes{v: view}}, nil
 }
 
 // newWorkers opens e.opts.Workers workers on views of one graph version;
@@ -118,7 +123,7 @@ func (e *Engine) newWorkers() (workers []*worker, release func(), err error) {
 // release returns the worker's scorer to the pool.
 func (w *worker) release() {
 	if w.scorer != nil {
-		w.e.putScorer(w.scorer)
+		w.m.putScorer(w.scorer)
 		w.scorer = nil
 	}
 }
@@ -126,7 +131,7 @@ func (w *worker) release() {
 // members samples root's subgraph and returns its members (valid until the
 // next call).
 func (w *worker) members(root uint32) ([]uint32, error) {
-	rng := fasd.NewRand(fasd.RootSeed(w.e.info.Seed, fasd.PurposeSample, root))
+	rng := fasd.NewRand(fasd.RootSeed(w.m.info.Seed, fasd.PurposeSample, root))
 	if err := w.smp.Sample(w.view, root, rng, &w.sample); err != nil {
 		return nil, err
 	}
@@ -263,13 +268,13 @@ func (w *worker) contribute(ctx context.Context, root uint32) error {
 		return err
 	}
 	if w.scorer == nil {
-		s, err := w.e.scorer()
+		s, err := w.m.scorer()
 		if err != nil {
 			return fmt.Errorf("query: new scorer: %w", err)
 		}
 		w.scorer = s
 	}
-	rng := fasd.NewRand(fasd.RootSeed(w.e.info.Seed, fasd.PurposeDebias, root))
+	rng := fasd.NewRand(fasd.RootSeed(w.m.info.Seed, fasd.PurposeDebias, root))
 	reused := false
 	if stored := w.reuse[root]; stored != nil {
 		rs, ok := w.scorer.(model.ReusingScorer)
@@ -284,12 +289,12 @@ func (w *worker) contribute(ctx context.Context, root uint32) error {
 		return fmt.Errorf("query: score subgraph of %d: %w", root, err)
 	}
 	n := w.sg.N()
-	if len(w.out.Probs) != len(w.e.variants) {
-		return fmt.Errorf("%w: scorer returned %d variants, the model info names %d", ErrInvalid, len(w.out.Probs), len(w.e.variants))
+	if len(w.out.Probs) != len(w.m.variants) {
+		return fmt.Errorf("%w: scorer returned %d variants, the model info names %d", ErrInvalid, len(w.out.Probs), len(w.m.variants))
 	}
 	for k, p := range w.out.Probs {
 		if len(p) != 2*n {
-			return fmt.Errorf("%w: scorer returned %d probabilities of variant %s for %d nodes", fasd.ErrShape, len(p), w.e.variants[k], n)
+			return fmt.Errorf("%w: scorer returned %d probabilities of variant %s for %d nodes", fasd.ErrShape, len(p), w.m.variants[k], n)
 		}
 	}
 	if reused {
@@ -309,7 +314,7 @@ func (w *worker) record(ctx context.Context, root uint32) (*rootRecord, error) {
 		return nil, fmt.Errorf("%w: subgraph of %d has %d nodes (max 65535)", ErrInvalid, root, len(w.sample.Nodes))
 	}
 	rec := &rootRecord{
-		Version: w.view.Version(), Model: w.e.tag,
+		Version: w.view.Version(), Model: w.m.tag,
 		Members: append([]uint32(nil), w.sample.Nodes...),
 		Probs:   make([][]float32, len(w.out.Probs)),
 	}

@@ -188,17 +188,19 @@
 // state record changes in every batch that can make a view stale that was
 // not (an update's dirty marks carry its graph version) and at the end of
 // every refresh, and never returns to an earlier value while the views
-// are complete. So each read fetches the node's view and the state record
+// are complete (views rebuilt with other models start a state record
+// naming them). So each read fetches the node's view and the state record
 // together (one request on a server, the view first on a local engine)
 // and serves the view as fresh only when the record is still the one the
 // replica's state came with, the views were complete and marked up to the
 // graph version then, and the node was not stale: a replica that is
 // behind the writer flags every answer stale, never serves an old view as
-// fresh. It catches up (reads the state again) every Replica.Poll, at
-// once when a read found it behind, and on CatchUp. A poll also compares
-// the graph version with the marked one: a writer that died between a
-// graph update and its dirty marks leaves the state record unchanged, and
-// the replica's answers are stale from its next poll until a writer opens
+// fresh. It catches up (reads the state again) when a poll, every
+// Replica.Poll, finds the state or meta record changed, at once when a
+// read found it behind, and on CatchUp. A poll also compares the graph
+// version with the marked one: a writer that died between a graph update
+// and its dirty marks leaves the state record unchanged, and the
+// replica's answers are stale from its next poll until a writer opens
 // the store again (which marks the update). A replica computes
 // nothing and writes nothing back: where a writer takes the cold path it
 // returns the stored view flagged stale (or, with no view, an empty
@@ -207,6 +209,28 @@
 // record: a replica with stale nodes reads the sets again at every poll);
 // a node in no subgraph of complete, current views gets the approximation
 // a writer gives (SourceApprox, not stored).
+//
+// A replica follows the writer's models too. A writer serves the models
+// it was opened with until it closes (fasd train takes the store's writer
+// lock, so new models are saved while no writer runs, and a writer opened
+// on them rebuilds the views: it deletes the meta and state records
+// first, then every view, and starts a state record that names the new
+// models). When a catch-up finds the meta record naming other models than
+// the replica's and the engine was opened with Options.LoadModel, it
+// loads the newest models with it; if they are the views' models, it
+// stores them with the state it read in one atomic pointer. Every read
+// takes that pointer once, so it answers with the old models and state or
+// the new ones, never a mix, and a view is fresh only if its model tag is
+// that of the read's models (a missing view only if the meta record is
+// still the state's: a writer of an earlier build may end a rebuild on
+// the old state record, but deletes the meta record before any view). A
+// failed load keeps the old models (whose answers are then flagged
+// stale), is returned by CatchUp and passed to Replica.OnError, and is
+// tried again at the next poll; newest models that are not the views'
+// (trained after the writer materialized) are reported once
+// (ErrStaleModels) and loaded again only when the views move. ModelInfo,
+// Status and every answer name the models used. A replica opened with
+// Options.Model keeps it.
 //
 // # Key layout
 //

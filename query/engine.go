@@ -196,6 +196,10 @@ type state struct {
 	// Refreshed is the graph version of the last full refresh or
 	// materialization.
 	Refreshed uint64 `json:"refreshed"`
+	// Model is the models' version of views begun since it was added
+	// (empty before): views rebuilt with other models never end with
+	// the state record of the old ones, which a replica compares.
+	Model string `json:"model,omitempty"`
 }
 
 // Engine serves fair predictions from materialized views over the graph of
@@ -209,10 +213,15 @@ type Engine struct {
 	store    storage.Store
 	ownStore bool
 	g        *index.Graph
+	// model, info, variants and tag are the models Open loaded (base
+	// holds them too): a writer computes and serves them until it
+	// closes. A replica's reads use the models of its current state
+	// instead (Engine.models), which follow the writer's views.
 	model    model.Model
 	info     model.Info
 	variants []string // info.VariantNames()
 	tag      uint64
+	base     *models
 	opts     Options
 
 	wmu       sync.Mutex // held by writers
@@ -227,7 +236,7 @@ type Engine struct {
 	extGen  atomic.Uint64
 	extMu   sync.Mutex
 	subs    *subgraphCache
-	scorers chan model.Scorer // pool for the cold path
+	scorers chan model.Scorer // base's pool, for the cold path
 	closed  atomic.Bool
 	once    sync.Once
 	closeE  error
@@ -328,20 +337,10 @@ func Open(dir string, opts *Options) (_ *Engine, err error) {
 			return nil, fmt.Errorf("query: load models: %w", err)
 		}
 	}
-	e.info = e.model.Info()
-	if err := e.info.Sample.Validate(); err != nil {
-		return nil, fmt.Errorf("query: model sampler options: %w", err)
+	if e.base, err = newModels(e.g, e.model, e.scorers); err != nil {
+		return nil, err
 	}
-	if err := e.info.ValidateVariants(); err != nil {
-		return nil, fmt.Errorf("%w: model variants: %w", ErrInvalid, err)
-	}
-	e.variants = e.info.VariantNames()
-	if schema := e.g.Schema(); e.info.FeatureHash != schema.FeatureHash() {
-		want := schema.FeatureHash()
-		return nil, fmt.Errorf("%w: models trained on features %.12s…, graph has %.12s…; retrain with fasd train",
-			ErrSchema, e.info.FeatureHash, want)
-	}
-	e.tag = modelTag(e.info.Version)
+	e.info, e.variants, e.tag = e.base.info, e.base.variants, e.base.tag
 	if o.Replica != nil {
 		err = e.openReplica()
 	} else {
@@ -359,14 +358,7 @@ func modelTag(version string) uint64 {
 	return binary.BigEndian.Uint64(h[:8])
 }
 
-func (e *Engine) wantMeta() meta {
-	s := e.info.Sample
-	return meta{
-		Format: viewsFormat, Model: e.info.Version, Seed: e.info.Seed,
-		Mode: s.Mode.String(), Depth: s.Depth, Fanout: s.Fanout, Edges: s.Edges.String(), MaxNodes: s.MaxNodes,
-		FeatureHash: e.info.FeatureHash, Variants: e.info.VariantNames(),
-	}
-}
+func (e *Engine) wantMeta() meta { return e.base.wantMeta() }
 
 // init reconciles the stored views with the models and the graph.
 func (e *Engine) init() error {
@@ -413,7 +405,7 @@ func (e *Engine) init() error {
 			return err
 		}
 		mb, _ := json.Marshal(&want)
-		if err := e.writeMetaState(mb, state{Marked: ver}); err != nil {
+		if err := e.writeMetaState(mb, state{Marked: ver, Model: want.Model}); err != nil {
 			return err
 		}
 	}
@@ -491,10 +483,21 @@ func (e *Engine) readState() (state, error) {
 func (e *Engine) wipe() error { return DeleteViews(e.store) }
 
 // DeleteViews deletes every key of the views (prefix index.PrefixViews) in
-// s, in bounded batches; no engine may have s open. Views are derived
-// from the graph and rebuilt by Materialize (a replacing load drops the
-// same prefix through index.LoadOptions.Drop).
+// s, in bounded batches; no engine may have s open. The meta and state
+// records go first, in one batch, so that a replica sees the state record
+// change before any view is gone. Views are derived from the graph and
+// rebuilt by Materialize (a replacing load drops the same prefix through
+// index.LoadOptions.Drop).
 func DeleteViews(s storage.Store) error {
+	b := s.NewBatch()
+	err := errors.Join(b.Delete(keyState), b.Delete(keyMeta))
+	if err == nil {
+		err = b.Commit()
+	}
+	b.Close()
+	if err != nil {
+		return fmt.Errorf("query: delete views: %w", err)
+	}
 	if _, err := storage.DeletePrefix(s, []byte{prefixViews}); err != nil {
 		return fmt.Errorf("query: delete views: %w", err)
 	}
@@ -533,25 +536,10 @@ func (e *Engine) Graph() *index.Graph { return e.g }
 // Store returns the engine's store.
 func (e *Engine) Store() storage.Store { return e.store }
 
-// ModelInfo returns the description of the engine's models.
-func (e *Engine) ModelInfo() model.Info { return e.info }
-
-// scorer takes a scorer from the pool or makes one.
-func (e *Engine) scorer() (model.Scorer, error) {
-	select {
-	case s := <-e.scorers:
-		return s, nil
-	default:
-		return e.model.NewScorer()
-	}
-}
-
-func (e *Engine) putScorer(s model.Scorer) {
-	select {
-	case e.scorers <- s:
-	default:
-	}
-}
+// ModelInfo returns the description of the models the engine serves now
+// (on a replica, those of the views it last caught up with; see doc.go,
+// "Replicas").
+func (e *Engine) ModelInfo() model.Info { return e.models().info }
 
 // rootSet returns the roots of the subgraph set in the graph of v: the
 // train, validation and test nodes, plus every labelled node with a known

@@ -60,27 +60,15 @@ type Prediction struct {
 	Source Source `json:"source"`
 }
 
-func (e *Engine) fromView(u uint32, nv *nodeView, src Source) Prediction {
+// fromView is u's prediction from its view nv, as the models m read it.
+func (e *Engine) fromView(m *models, u uint32, nv *nodeView, src Source) Prediction {
 	p := Prediction{
-		Node: u, Probs: nv.Probs[0], Subgraphs: int(nv.Count), Model: e.info.Version,
+		Node: u, Probs: nv.Probs[0], Subgraphs: int(nv.Count), Model: m.info.Version,
 		ViewVersion: nv.Version, GraphVersion: e.version.Load(), Source: src,
-		Variants: e.otherVariants(nv.Probs),
+		Variants: m.otherVariants(nv.Probs),
 	}
-	p.Class = e.info.ClassOf(p.Probs[1])
+	p.Class = m.info.ClassOf(p.Probs[1])
 	return p
-}
-
-// otherVariants maps the names of the variants after the served one to
-// their probabilities (nil when there are none).
-func (e *Engine) otherVariants(probs [][2]float64) map[string][2]float64 {
-	if len(probs) < 2 {
-		return nil
-	}
-	m := make(map[string][2]float64, len(probs)-1)
-	for k := 1; k < len(probs) && k < len(e.variants); k++ {
-		m[e.variants[k]] = probs[k]
-	}
-	return m
 }
 
 // cached returns the view of u if it can be served: the views are complete,
@@ -103,7 +91,7 @@ func (e *Engine) cached(r storage.Reader, u uint32) (Prediction, bool, error) {
 	if nv.Model != e.tag {
 		return Prediction{}, false, nil
 	}
-	return e.fromView(u, &nv, SourceView), true, nil
+	return e.fromView(e.base, u, &nv, SourceView), true, nil
 }
 
 // Predict returns the fair prediction of node u (internal id).
@@ -203,7 +191,7 @@ func (e *Engine) cold(ctx context.Context, u uint32) (Prediction, error) {
 	b, err := e.store.Get(nodeKey(u))
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
-		return e.approx(ctx, v, u)
+		return e.approx(ctx, e.base, v, u)
 	case err != nil:
 		return Prediction{}, fmt.Errorf("query: read view of %d: %w", u, err)
 	}
@@ -229,7 +217,7 @@ func (e *Engine) cold(ctx context.Context, u uint32) (Prediction, error) {
 		}
 	}
 	e.stats.cold.Add(1)
-	return e.fromView(u, &nv, SourceCold), nil
+	return e.fromView(e.base, u, &nv, SourceCold), nil
 }
 
 // coldCandidates returns the roots to recompute so that u's view becomes
@@ -282,9 +270,10 @@ func (e *Engine) coldCandidates(v *index.View, u uint32) (*roaring.Bitmap, error
 	return cand, nil
 }
 
-// approx predicts u from its own subgraph (see SourceApprox).
-func (e *Engine) approx(ctx context.Context, v *index.View, u uint32) (Prediction, error) {
-	w, err := e.newWorker(v)
+// approx predicts u from its own subgraph with the models m (see
+// SourceApprox).
+func (e *Engine) approx(ctx context.Context, m *models, v *index.View, u uint32) (Prediction, error) {
+	w, err := e.modelWorker(v, m)
 	if err != nil {
 		return Prediction{}, err
 	}
@@ -297,10 +286,10 @@ func (e *Engine) approx(ctx context.Context, v *index.View, u uint32) (Predictio
 		probs[k] = [2]float64{float64(ps[0]), float64(ps[1])}
 	}
 	p := Prediction{
-		Node: u, Probs: probs[0], Model: e.info.Version, Variants: e.otherVariants(probs),
+		Node: u, Probs: probs[0], Model: m.info.Version, Variants: m.otherVariants(probs),
 		ViewVersion: v.Version(), GraphVersion: v.Version(), Source: SourceApprox,
 	}
-	p.Class = e.info.ClassOf(p.Probs[1])
+	p.Class = m.info.ClassOf(p.Probs[1])
 	e.stats.approx.Add(1)
 	return p, nil
 }
@@ -339,7 +328,7 @@ func (e *Engine) PredictMany(ctx context.Context, nodes []uint32, cold bool) ([]
 		if !cold {
 			b, err := snap.Get(nodeKey(u))
 			if err == nil && nv.decode(b) == nil {
-				out[i] = e.fromView(u, &nv, SourceView)
+				out[i] = e.fromView(e.base, u, &nv, SourceView)
 				out[i].Stale = stale.Contains(u) || !e.complete.Load()
 				continue
 			}
@@ -384,6 +373,12 @@ func (e *Engine) PredictManyExternal(ctx context.Context, ids []int64, cold bool
 // All streams the stored view of every node, in node order, through one
 // snapshot; stale views are marked Stale. It computes nothing.
 func (e *Engine) All(ctx context.Context) iter.Seq2[Prediction, error] {
+	return e.all(ctx, e.models())
+}
+
+// all is All as the models m read the views: on a replica that has
+// switched to other models since m, every view is marked Stale.
+func (e *Engine) all(ctx context.Context, m *models) iter.Seq2[Prediction, error] {
 	return func(yield func(Prediction, error) bool) {
 		if err := e.check(); err != nil {
 			yield(Prediction{}, err)
@@ -402,7 +397,7 @@ func (e *Engine) All(ctx context.Context) iter.Seq2[Prediction, error] {
 			return
 		}
 		defer it.Close()
-		stale, complete, err := e.staleness(snap)
+		stale, complete, err := e.staleness(snap, m)
 		if err != nil {
 			yield(Prediction{}, err)
 			return
@@ -424,8 +419,8 @@ func (e *Engine) All(ctx context.Context) iter.Seq2[Prediction, error] {
 				yield(Prediction{}, err)
 				return
 			}
-			pr := e.fromView(u, &nv, SourceView)
-			pr.Stale = !complete || stale.Contains(u)
+			pr := e.fromView(m, u, &nv, SourceView)
+			pr.Stale = !complete || stale.Contains(u) || nv.Model != m.tag
 			if !yield(pr, nil) {
 				return
 			}
@@ -464,7 +459,7 @@ func (e *Engine) Status() (Status, error) {
 	}
 	stored, dirty := sets[0], sets[1]
 	return Status{
-		Model: e.info.Version, GraphVersion: e.version.Load(), Refreshed: e.refreshed.Load(),
+		Model: e.models().info.Version, GraphVersion: e.version.Load(), Refreshed: e.refreshed.Load(),
 		Complete: e.complete.Load(), Roots: int(stored.GetCardinality()),
 		DirtyRoots: int(dirty.GetCardinality()), StaleNodes: int(e.stale.Load().GetCardinality()),
 	}, nil

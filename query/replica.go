@@ -13,6 +13,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 
 	"github.com/fasd-db/fasd/index"
+	"github.com/fasd-db/fasd/query/model"
 	"github.com/fasd-db/fasd/storage"
 )
 
@@ -20,6 +21,12 @@ import (
 // Update and the calls built on it, Refresh, Materialize and Work. Writes
 // go to the store's one writer.
 var ErrReadOnly = errors.New("query: read-only replica: send writes to the store's writer")
+
+// ErrStaleModels is returned (through Replica.OnError) by a replica's
+// catch-up when the writer's views are of other models than the newest
+// saved ones: the replica keeps its models and flags its answers stale
+// until the writer's views are of the newest models.
+var ErrStaleModels = errors.New("query: the writer's views are not of the newest saved models")
 
 // Replica makes an engine a read-only replica of a store that another
 // engine writes (see doc.go, "Replicas"). Zero fields take defaults.
@@ -30,15 +37,20 @@ type Replica struct {
 	// correctness: each one checks the state record itself.
 	Poll time.Duration
 	// OnError, if set, receives the errors of background catch-ups (the
-	// next poll tries again; reads meanwhile flag their answers stale).
+	// next poll tries again; reads meanwhile flag their answers stale),
+	// among them a failed load of the models the writer's views moved to.
 	OnError func(error)
 }
 
 // replica is the follower state of a replica engine.
 type replica struct {
-	o     Replica
-	cur   atomic.Pointer[replicaState]
-	mu    sync.Mutex    // serialises catch-ups
+	o   Replica
+	cur atomic.Pointer[replicaState]
+	mu  sync.Mutex // serialises catch-ups
+	// tried is the model version of views for which the newest saved
+	// models were loaded and were not theirs (or unusable): no catch-up
+	// loads them again until the views move to other models. Under mu.
+	tried string
 	wake  chan struct{} // a read saw the state record change
 	stop  chan struct{}
 	done  sync.WaitGroup
@@ -47,11 +59,17 @@ type replica struct {
 
 // replicaState is what a replica knows of the views, read in one snapshot.
 type replicaState struct {
+	// m are the models the replica serves with this state: a read uses
+	// them and no others.
+	m *models
 	// token is the state record it was read with (nil: none); a read
-	// whose state record differs is behind the writer.
-	token []byte
-	// fresh: the views are of this engine's models and complete, and
-	// the writer had marked every update up to the graph version.
+	// whose state record differs is behind the writer. metaRec is the
+	// meta record read with it, and views the model version it names
+	// ("" without views).
+	token, metaRec []byte
+	views          string
+	// fresh: the views are of m and complete, and the writer had marked
+	// every update up to the graph version.
 	fresh bool
 	// stale are the stale nodes and those an interrupted refresh left to
 	// recompute (as Open computes them for a writer).
@@ -117,18 +135,16 @@ func (r *replica) close() {
 	r.done.Wait()
 }
 
-// poll catches up when the state record changed since the last catch-up,
-// the views were not fresh then, some nodes were stale then (the writer's
+// poll catches up when the state or meta record changed since the last
+// catch-up (the writer reopened with other models: its views may end with
+// the same state record), the views were not fresh then, some nodes were stale then (the writer's
 // cold path makes a stale node's view exact and shrinks the stale set
 // without a new state record), or the graph moved past the version the
 // writer marked: a writer that died between a graph update and its dirty
 // marks changes no state record, and the replica's views are then stale
 // from this poll on.
 func (e *Engine) poll() error {
-	rec, err := e.store.Get(keyState)
-	if errors.Is(err, storage.ErrNotFound) {
-		rec, err = nil, nil
-	}
+	recs, err := storage.GetMany(e.store, [][]byte{keyState, keyMeta})
 	if err != nil {
 		return fmt.Errorf("query: replica poll: %w", err)
 	}
@@ -136,7 +152,8 @@ func (e *Engine) poll() error {
 	if err != nil {
 		return fmt.Errorf("query: replica poll: %w", err)
 	}
-	if cur := e.rep.cur.Load(); cur.fresh && cur.stale.IsEmpty() && bytes.Equal(rec, cur.token) && ver == cur.version {
+	if cur := e.rep.cur.Load(); cur.fresh && cur.stale.IsEmpty() && bytes.Equal(recs[0], cur.token) &&
+		bytes.Equal(recs[1], cur.metaRec) && ver == cur.version {
 		return nil
 	}
 	return e.CatchUp()
@@ -146,6 +163,15 @@ func (e *Engine) poll() error {
 // the writer left now, instead of at its next poll; on a writer it does
 // nothing. Reads are exact or flagged stale either way: CatchUp only makes
 // a replica's answers fresh again sooner after a refresh.
+//
+// When the views are of other models than the replica's and the engine
+// was opened with Options.LoadModel, CatchUp loads the newest models with
+// it and, if they are the views' models, switches to them together with
+// the new state (one atomic store: a read uses the old models and state
+// or the new ones). A failed load keeps the old models and is returned
+// (the views' answers stay flagged stale; the next catch-up tries
+// again); newest models that are not the views' are returned once, and
+// loaded again only when the views move to other models.
 func (e *Engine) CatchUp() error {
 	if e.rep == nil {
 		return nil
@@ -155,11 +181,30 @@ func (e *Engine) CatchUp() error {
 	}
 	e.rep.mu.Lock()
 	defer e.rep.mu.Unlock()
-	s, err := e.readReplicaState()
+	old := e.rep.cur.Load()
+	m := e.base
+	if old != nil {
+		m = old.m
+	}
+	s, err := e.readReplicaState(m)
 	if err != nil {
 		return err
 	}
-	if old := e.rep.cur.Load(); old == nil || !bytes.Equal(old.token, s.token) {
+	var loadErr error
+	switch {
+	case old == nil:
+		// Open has just loaded the newest models: views of others are
+		// older than them (or the writer's views are being rebuilt).
+		e.rep.tried = s.views
+	case s.views != "" && s.views != m.info.Version && s.views != e.rep.tried && e.opts.Model == nil && e.opts.LoadModel != nil:
+		var nm *models
+		if nm, loadErr = e.loadModels(m, s.views); nm != nil {
+			if s, err = e.readReplicaState(nm); err != nil {
+				return err
+			}
+		}
+	}
+	if old == nil || !bytes.Equal(old.token, s.token) {
 		// A deleted node's external id may have come back as another node.
 		e.extMu.Lock()
 		e.extGen.Add(1)
@@ -171,14 +216,37 @@ func (e *Engine) CatchUp() error {
 	e.version.Store(s.version)
 	e.refreshed.Store(s.refreshed)
 	e.rep.cur.Store(s)
-	return nil
+	return loadErr
+}
+
+// loadModels loads the newest saved models (Options.LoadModel) for views
+// of the model version views, the replica serving cur: nil and an error
+// when the load fails (tried again at the next catch-up) or the models
+// are not the views' or do not fit the graph (tried again when the views
+// move to other models).
+func (e *Engine) loadModels(cur *models, views string) (*models, error) {
+	mod, err := e.opts.LoadModel(e.store)
+	if err != nil {
+		return nil, fmt.Errorf("query: replica: load the models of the writer's views (%.12s…), keeping %.12s…: %w", views, cur.info.Version, err)
+	}
+	nm, err := newModels(e.g, mod, make(chan model.Scorer, e.opts.Workers+2))
+	if err == nil && nm.info.Version != views {
+		err = fmt.Errorf("%w: the newest saved models are %.12s…, not those of the writer's views", ErrStaleModels, nm.info.Version)
+	}
+	if err != nil {
+		e.rep.tried = views
+		return nil, fmt.Errorf("query: replica: views of models %.12s…, keeping %.12s…: %w", views, cur.info.Version, err)
+	}
+	e.rep.tried = ""
+	return nm, nil
 }
 
 // readReplicaState reads the meta and state records and the stale and
 // affected sets in one snapshot, then the graph version: a graph version
 // beyond the marked one is an update whose dirty marks are not (or not
-// yet) committed, and then no view is fresh.
-func (e *Engine) readReplicaState() (*replicaState, error) {
+// yet) committed, and then no view is fresh. The views are fresh only if
+// they are of the models m.
+func (e *Engine) readReplicaState(m *models) (*replicaState, error) {
 	snap, err := e.store.NewSnapshot()
 	if err != nil {
 		return nil, fmt.Errorf("query: replica snapshot: %w", err)
@@ -192,15 +260,15 @@ func (e *Engine) readReplicaState() (*replicaState, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &replicaState{token: vals[1], stale: roaring.New(), version: ver}
+	s := &replicaState{m: m, token: vals[1], metaRec: vals[0], stale: roaring.New(), version: ver}
 	if vals[0] == nil || vals[1] == nil {
 		return s, nil // no views yet: the writer has not opened the store
 	}
-	var m meta
-	if err := json.Unmarshal(vals[0], &m); err != nil {
+	var have meta
+	if err := json.Unmarshal(vals[0], &have); err != nil {
 		return nil, fmt.Errorf("%w: meta: %w", ErrCorrupt, err)
 	}
-	m.migrate()
+	have.migrate()
 	var st state
 	if err := json.Unmarshal(vals[1], &st); err != nil {
 		return nil, fmt.Errorf("%w: state: %w", ErrCorrupt, err)
@@ -215,8 +283,9 @@ func (e *Engine) readReplicaState() (*replicaState, error) {
 		}
 		s.stale.Or(bm)
 	}
-	want := e.wantMeta()
-	ours := m.equal(&want)
+	s.views = have.Model
+	want := m.wantMeta()
+	ours := have.equal(&want)
 	s.version, s.refreshed, s.complete = st.Marked, st.Refreshed, ours && st.Complete
 	s.fresh = s.complete && st.Marked == ver
 	return s, nil
@@ -225,7 +294,7 @@ func (e *Engine) readReplicaState() (*replicaState, error) {
 // replicaPrediction is u's prediction from its view bytes (nil: none),
 // read together with the state record stateRec; ok is false without a
 // view. The answer is flagged Stale unless it is exact for the graph
-// version it reports.
+// version and the models it reports.
 func (e *Engine) replicaPrediction(s *replicaState, u uint32, view, stateRec []byte) (p Prediction, ok bool, err error) {
 	if !bytes.Equal(stateRec, s.token) {
 		e.rep.behind()
@@ -237,9 +306,15 @@ func (e *Engine) replicaPrediction(s *replicaState, u uint32, view, stateRec []b
 	if err := nv.decode(view); err != nil {
 		return Prediction{}, false, err
 	}
-	p = e.fromView(u, &nv, SourceView)
+	if nv.Model != s.m.tag && s.fresh {
+		// A view of other models under the state record of fresh views:
+		// the writer rebuilt the views with other models and ended on
+		// the same state record.
+		e.rep.behind()
+	}
+	p = e.fromView(s.m, u, &nv, SourceView)
 	p.GraphVersion = s.version
-	p.Stale = !s.freshFor(u, stateRec) || nv.Model != e.tag
+	p.Stale = !s.freshFor(u, stateRec) || nv.Model != s.m.tag
 	return p, true, nil
 }
 
@@ -259,13 +334,40 @@ func (e *Engine) replicaPredict(ctx context.Context, u uint32) (Prediction, erro
 		}
 		return p, err
 	}
-	return e.replicaMissing(ctx, s, u, s.freshFor(u, vals[1]), true)
+	fresh := s.freshFor(u, vals[1])
+	if fresh {
+		// Such a rebuild deletes or replaces the meta record before any
+		// view, so the meta record read after the view tells.
+		rec, err := e.store.Get(keyMeta)
+		if errors.Is(err, storage.ErrNotFound) {
+			rec, err = nil, nil
+		}
+		if err != nil {
+			return Prediction{}, fmt.Errorf("query: read views' meta: %w", err)
+		}
+		fresh = e.sameMeta(s, rec)
+	}
+	return e.replicaMissing(ctx, s, u, fresh, true)
+}
+
+// sameMeta reports whether the meta record rec is the one s was read
+// with, and wakes the poller if not.
+func (e *Engine) sameMeta(s *replicaState, rec []byte) bool {
+	if bytes.Equal(rec, s.metaRec) {
+		return true
+	}
+	e.rep.behind()
+	return false
 }
 
 // replicaMissing answers for u, which has no view: an unknown or deleted
 // node is an error; with fresh views u lies in no subgraph and gets, with
 // approx, the approximation a writer gives; otherwise (the views are
-// behind or incomplete) an empty prediction flagged Stale.
+// behind or incomplete) an empty prediction flagged Stale. fresh must
+// include sameMeta: no view under the state record of fresh views means
+// u lies in no subgraph, unless the views were rebuilt with other models
+// and ended on the same state record (a writer of an earlier build does
+// not name the models in it).
 func (e *Engine) replicaMissing(ctx context.Context, s *replicaState, u uint32, fresh, approx bool) (Prediction, error) {
 	v, err := e.g.View()
 	if err != nil {
@@ -276,13 +378,13 @@ func (e *Engine) replicaMissing(ctx context.Context, s *replicaState, u uint32, 
 		return Prediction{}, err
 	}
 	if fresh && approx {
-		return e.approx(ctx, v, u)
+		return e.approx(ctx, s.m, v, u)
 	}
-	return Prediction{Node: u, Model: e.info.Version, GraphVersion: s.version, Stale: !fresh}, nil
+	return Prediction{Node: u, Model: s.m.info.Version, GraphVersion: s.version, Stale: !fresh}, nil
 }
 
 // replicaPredictMany is PredictMany on a replica: every view and the
-// state record through one snapshot (one batched read on a server), then
+// state and meta records through one snapshot (one batched read on a server), then
 // the missing views as replicaMissing answers them; cold only allows the
 // approximation of nodes in no subgraph.
 func (e *Engine) replicaPredictMany(ctx context.Context, nodes []uint32, cold bool) ([]Prediction, error) {
@@ -295,12 +397,12 @@ func (e *Engine) replicaPredictMany(ctx context.Context, nodes []uint32, cold bo
 	for _, u := range nodes {
 		keys = append(keys, nodeKey(u))
 	}
-	vals, err := storage.GetMany(snap, append(keys, keyState))
+	vals, err := storage.GetMany(snap, append(keys, keyState, keyMeta))
 	snap.Close()
 	if err != nil {
 		return nil, fmt.Errorf("query: read views: %w", err)
 	}
-	stateRec := vals[len(nodes)]
+	stateRec, metaRec := vals[len(nodes)], vals[len(nodes)+1]
 	out := make([]Prediction, len(nodes))
 	for i, u := range nodes {
 		p, ok, err := e.replicaPrediction(s, u, vals[i], stateRec)
@@ -308,7 +410,8 @@ func (e *Engine) replicaPredictMany(ctx context.Context, nodes []uint32, cold bo
 			return nil, err
 		}
 		if !ok {
-			if p, err = e.replicaMissing(ctx, s, u, s.freshFor(u, stateRec), cold); err != nil {
+			fresh := s.freshFor(u, stateRec) && e.sameMeta(s, metaRec)
+			if p, err = e.replicaMissing(ctx, s, u, fresh, cold); err != nil {
 				return nil, err
 			}
 		} else {
@@ -320,10 +423,11 @@ func (e *Engine) replicaPredictMany(ctx context.Context, nodes []uint32, cold bo
 }
 
 // staleness returns the stale set and whether the views are complete as
-// a reader of snap must take them: the engine's own on a writer; on a
-// replica its last catch-up's, with every view stale when snap's state
-// record differs from the one that catch-up read.
-func (e *Engine) staleness(snap storage.Reader) (stale *roaring.Bitmap, complete bool, err error) {
+// a reader of snap with the models m must take them: the engine's own on
+// a writer; on a replica its last catch-up's, with every view stale when
+// snap's state record differs from the one that catch-up read or the
+// replica has switched from m to other models.
+func (e *Engine) staleness(snap storage.Reader, m *models) (stale *roaring.Bitmap, complete bool, err error) {
 	if e.rep == nil {
 		return e.stale.Load(), e.complete.Load(), nil
 	}
@@ -339,7 +443,7 @@ func (e *Engine) staleness(snap storage.Reader) (stale *roaring.Bitmap, complete
 		e.rep.behind()
 		return s.stale, false, nil
 	}
-	return s.stale, s.fresh, nil
+	return s.stale, s.fresh && s.m == m, nil
 }
 
 // checkWrite refuses writes on a replica, then checks the engine is open.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/fasd-db/fasd/fasd"
 	"github.com/fasd-db/fasd/query/model"
-	"github.com/fasd-db/fasd/storage"
 )
 
 // ErrNotRoot is returned by Engine.Subgraph for a node that roots no
@@ -77,6 +76,7 @@ func (e *Engine) Subgraph(ctx context.Context, root uint32) (*DebiasedSubgraph, 
 	// record newer than the view (a refresh after the view was taken) is
 	// not used.
 	ver := v.Version()
+	m := e.models()
 	dirty, err := getBitmap(e.store, keyDirty)
 	if err != nil {
 		return nil, err
@@ -84,18 +84,18 @@ func (e *Engine) Subgraph(ctx context.Context, root uint32) (*DebiasedSubgraph, 
 	if !dirty.Contains(root) {
 		rec, err := getRootRecord(e.store, root)
 		switch {
-		case errors.Is(err, storage.ErrNotFound):
 		case err != nil:
 			return nil, err
-		case rec.Model == e.tag && rec.Version <= ver:
+		case rec == nil: // no record (getRootRecord: nil, nil)
+		case rec.Model == m.tag && rec.Version <= ver:
 			ver = rec.Version
 		}
 	}
-	if d := e.subs.get(root, ver); d != nil {
+	if d := e.subs.get(root, ver); d != nil && d.Model == m.info.Version {
 		e.stats.subgraphHits.Add(1)
 		return d, nil
 	}
-	w, err := e.newWorker(v)
+	w, err := e.modelWorker(v, m)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func (e *Engine) Subgraph(ctx context.Context, root uint32) (*DebiasedSubgraph, 
 	if err := fasd.BuildSubgraph(&w.sample, v.NumFeatures(), &w.src, &w.sg); err != nil {
 		return nil, err
 	}
-	s, err := e.scorer()
+	s, err := m.scorer()
 	if err != nil {
 		return nil, fmt.Errorf("query: new scorer: %w", err)
 	}
@@ -117,8 +117,8 @@ func (e *Engine) Subgraph(ctx context.Context, root uint32) (*DebiasedSubgraph, 
 	}
 	n, dim := w.sg.N(), w.sg.D
 	d := &DebiasedSubgraph{Root: root, Nodes: append([]uint32(nil), w.sample.Nodes...), D: dim,
-		X: make([]float32, n*dim), A: make([]float32, n*n), Model: e.info.Version, GraphVersion: ver}
-	rng := fasd.NewRand(fasd.RootSeed(e.info.Seed, fasd.PurposeDebias, root))
+		X: make([]float32, n*dim), A: make([]float32, n*n), Model: m.info.Version, GraphVersion: ver}
+	rng := fasd.NewRand(fasd.RootSeed(m.info.Seed, fasd.PurposeDebias, root))
 	if err := deb.DebiasSubgraph(ctx, &w.sg, rng, d.X, d.A); err != nil {
 		return nil, fmt.Errorf("query: debias subgraph of %d: %w", root, err)
 	}

@@ -19,7 +19,9 @@ type replicaFlags struct {
 
 // openReplica opens the engine of serve --replica: the store on a server
 // opened shared (no writer lock, beside the writer and other replicas),
-// the engine read-only, following the writer's refreshes every poll.
+// the engine read-only, following the writer's refreshes every poll and
+// loading the newest saved models (runs.LoadLatest) when the writer's
+// views move to them.
 func (r *replicaFlags) openReplica(o *EngineOptions, log *slog.Logger) (*query.Engine, error) {
 	if !storage.IsDSN(o.DB) {
 		return nil, usagef("serve: --replica needs --db postgres://… (a local store is opened by one process only)")
@@ -43,5 +45,5 @@ func (r *replicaFlags) openReplica(o *EngineOptions, log *slog.Logger) (*query.E
 
 // replicaNote describes a replica for the start-up message.
 func replicaNote(w io.Writer, r *replicaFlags) {
-	fmt.Fprintf(w, "read-only replica: follows the writer's refreshes every %v; answers not yet caught up are flagged stale\n", r.poll)
+	fmt.Fprintf(w, "read-only replica: follows the writer's refreshes and models every %v; answers not yet caught up are flagged stale\n", r.poll)
 }

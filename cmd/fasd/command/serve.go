@@ -72,8 +72,10 @@ Replicas:
   --poll, and every read checks that it is not behind). An answer is exact
   for the graph version it reports or flagged "stale": true, never an old
   view presented as fresh. Nothing is computed or written back; stale
-  nodes stay flagged until the writer refreshes. Restart replicas after
-  fasd train.
+  nodes stay flagged until the writer refreshes. After fasd train and
+  fasd materialize, a replica loads the new models at its next look and
+  serves them, no restart needed; until the new views are complete its
+  answers are the old views' or flagged stale.
 
 Limits:
   A request head must arrive within --read-header-timeout of the connection
