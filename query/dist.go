@@ -67,7 +67,7 @@ func (e *Engine) startPlan(version uint64, roots []uint32) (*distRun, error) {
 	} else if old != nil && old.ID >= id {
 		id = old.ID + 1
 	}
-	p := &plan{ID: id, Version: version, PartRoots: uint32(e.opts.ChunkRoots), Roots: roots}
+	p := &plan{ID: id, Version: version, PartRoots: uint32(e.opts.ChunkRoots), Roots: roots, Model: e.tag}
 	if err := e.clearDist(false); err != nil {
 		return nil, err
 	}
@@ -128,6 +128,12 @@ func (d *distRun) await(ctx context.Context, workers []*worker, rs *roaring.Bitm
 			return err
 		}
 		if staged != nil {
+			for i, r := range staged {
+				if r != nil && r.Model != d.e.tag {
+					return fmt.Errorf("%w: part %d was staged with records of models %016x, the coordinator's are %016x (root %d)",
+						ErrPlanModels, part, r.Model, d.e.tag, d.p.part(part)[i])
+				}
+			}
 			copy(recs, staged)
 			el := time.Since(read)
 			t.Fold += el

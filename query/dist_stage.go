@@ -13,7 +13,9 @@ import (
 // Keys of distributed work (see doc.go, "Distributed work"):
 //
 //	"V" "P"             plan: u64 id │ u64 graph version │ u32 roots per
-//	                    part │ roaring bitmap of the to-do roots
+//	                    part │ roaring bitmap of the to-do roots │ u64
+//	                    model tag (absent in plans of earlier builds:
+//	                    tag 0, which no models have)
 //	"V" "T" part:u32    stage: u64 plan id │ u32 n │ n × (u32 root │ u32
 //	                    length │ record, length 0: not a root)
 const (
@@ -30,7 +32,18 @@ type plan struct {
 	ID, Version uint64
 	PartRoots   uint32
 	Roots       []uint32
+	// Model is the tag of the coordinator's models: only a worker with
+	// the same models computes the plan's parts (ErrPlanModels).
+	Model uint64
 }
+
+// ErrPlanModels is returned by Work when the current plan of distributed
+// work was published by a coordinator with other models than the
+// worker's (a worker started before a fasd train, say): the worker
+// stages nothing of it; reopened on the store, it loads the newest
+// models. A coordinator also refuses to fold a stage whose records are
+// of other models.
+var ErrPlanModels = errors.New("query: the distributed work is for other models than this engine's")
 
 // part returns the roots of part p.
 func (p *plan) part(i uint32) []uint32 {
@@ -50,11 +63,11 @@ func (p *plan) encode() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("query: encode plan: %w", err)
 	}
-	v := make([]byte, 20, 20+len(bb))
+	v := make([]byte, 20, 28+len(bb))
 	binary.BigEndian.PutUint64(v, p.ID)
 	binary.BigEndian.PutUint64(v[8:], p.Version)
 	binary.BigEndian.PutUint32(v[16:], p.PartRoots)
-	return append(v, bb...), nil
+	return binary.BigEndian.AppendUint64(append(v, bb...), p.Model), nil
 }
 
 // readPlan returns the current plan, or nil when there is none.
@@ -69,12 +82,20 @@ func readPlan(r storage.Reader) (*plan, error) {
 		return nil, fmt.Errorf("query: plan of %d bytes", len(v))
 	}
 	bm := roaring.New()
-	if _, err := bm.FromUnsafeBytes(v[20:]); err != nil {
+	n, err := bm.FromUnsafeBytes(v[20:])
+	if err != nil {
 		return nil, fmt.Errorf("query: decode plan: %w", err)
 	}
 	p := &plan{
 		ID: binary.BigEndian.Uint64(v), Version: binary.BigEndian.Uint64(v[8:]),
 		PartRoots: binary.BigEndian.Uint32(v[16:]), Roots: bm.ToArray(),
+	}
+	switch rest := v[20+n:]; len(rest) {
+	case 0: // an earlier build's plan: no models match it
+	case 8:
+		p.Model = binary.BigEndian.Uint64(rest)
+	default:
+		return nil, fmt.Errorf("query: plan with %d bytes after its roots", len(rest))
 	}
 	if p.PartRoots == 0 {
 		return nil, fmt.Errorf("query: plan with 0 roots per part")

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/RoaringBitmap/roaring/v2"
+
 	"github.com/fasd-db/fasd/storage"
 )
 
@@ -287,5 +289,90 @@ func TestLeaseKeeper(t *testing.T) {
 	}
 	if cur, _, err := ReadLease(s, 3); err != nil || cur.Generation != taken.Generation || cur.Owner != "thief" {
 		t.Fatalf("lease after the loss: %+v, %v; want the thief's", cur, err)
+	}
+}
+
+// TestDistributed_WorkerWithOtherModels: a worker that holds other models
+// than the plan's (started before a fasd train, say) stages nothing and
+// says why (ErrPlanModels); a stage of other models' records is refused
+// at the fold; and a materialize beside such a worker gives the views of
+// a single process, bit for bit.
+func TestDistributed_WorkerWithOtherModels(t *testing.T) {
+	s, m, want := distSetup(t)
+	// The worker opens first, as one started before the models changed
+	// (opening an engine with other models resets the views, plan
+	// included).
+	w := openDist(t, s, newTestModel(featureNames(4), 12, false), nil)
+	c := openDist(t, s, m, &Distributed{})
+	roots := []uint32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+	p, err := c.startPlan(c.version.Load(), roots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := w.Work(context.Background(), &Distributed{}, false)
+	if !errors.Is(err, ErrPlanModels) {
+		t.Fatalf("worker with other models: %v, want ErrPlanModels", err)
+	}
+	if rep.Parts != 0 {
+		t.Fatalf("the worker with other models staged %d parts", rep.Parts)
+	}
+	for part := range p.p.parts() {
+		if recs, err := readStage(s, p.p, part); err != nil || recs != nil {
+			t.Fatalf("part %d staged by a worker with other models (%v)", part, err)
+		}
+	}
+	// A stage of other models' records (a worker of an older build, which
+	// does not check) is refused when the coordinator folds it.
+	recs := make([]*rootRecord, len(p.p.part(0)))
+	wk, release, err := w.newWorkers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = w.computePart(context.Background(), wk, roaring.BitmapOf(roots...), p.p.part(0), recs)
+	release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := s.NewBatch()
+	_ = b.Set(stageKey(0), encodeStage(p.p.ID, p.p.part(0), recs))
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	cw, crelease, err := c.newWorkers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.await(context.Background(), cw, roaring.BitmapOf(roots...), 0, make([]*rootRecord, len(recs)), &RefreshTimes{})
+	crelease()
+	if !errors.Is(err, ErrPlanModels) {
+		t.Fatalf("fold of a stage of other models: %v, want ErrPlanModels", err)
+	}
+	if err := c.clearDist(true); err != nil {
+		t.Fatal(err)
+	}
+
+	d := Distributed{Poll: time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		for ctx.Err() == nil { // keeps trying, as a worker left running would
+			if _, err := w.Work(ctx, &d, false); err != nil && !errors.Is(err, ErrPlanModels) && !errors.Is(err, context.Canceled) {
+				done <- err
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+		done <- nil
+	}()
+	_, err = c.Materialize(context.Background())
+	cancel()
+	if werr := <-done; werr != nil {
+		t.Errorf("worker: %v", werr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := dumpViews(t, s); got != want {
+		t.Fatalf("views differ from one process's:\n%s", firstDiff(got, want))
 	}
 }

@@ -29,7 +29,10 @@ type WorkReport struct {
 // guarded by the lease (CommitUnderLease): a worker whose lease expired
 // and was claimed again stages nothing. Work takes no writer lock and
 // writes only leases and stages, so it runs beside the coordinator on the
-// same engine, or in another engine on a shared server store.
+// same engine, or in another engine on a shared server store. A plan
+// published by a coordinator with other models than e's is not touched:
+// Work returns ErrPlanModels (an engine opened anew loads the newest
+// models; fasd worker does that).
 func (e *Engine) Work(ctx context.Context, o *Distributed, wait bool) (*WorkReport, error) {
 	if err := e.checkWrite(); err != nil {
 		return nil, err
@@ -67,6 +70,9 @@ func (e *Engine) workPlan(ctx context.Context, d *Distributed, rep *WorkReport) 
 // workParts claims and stages the free parts of p from part first on;
 // with one, it returns after the first part it claims.
 func (e *Engine) workParts(ctx context.Context, p *plan, d *Distributed, rep *WorkReport, first uint32, one bool) (did bool, err error) {
+	if p.Model != e.tag {
+		return false, fmt.Errorf("%w: the plan's models are %016x, this engine's %016x", ErrPlanModels, p.Model, e.tag)
+	}
 	for part := first; part < p.parts(); part++ {
 		if err := ctx.Err(); err != nil {
 			return did, err

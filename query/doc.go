@@ -163,6 +163,12 @@
 // it, so the same code runs on Pebble and Badger in one process and on
 // PostgreSQL across machines.
 //
+// A plan names the coordinator's models (their tag): a worker whose
+// models differ (one started before a fasd train) computes nothing of it
+// and reports ErrPlanModels, and the coordinator refuses to fold a stage
+// whose records carry another tag, so work of other models never reaches
+// the views.
+//
 // The coordinator alone folds the parts in order (reads each stage, then
 // the chunk commit) and computes the node views after the last part;
 // RefreshReport.Times reports both, and WorkReport a worker's time per

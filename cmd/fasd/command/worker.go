@@ -49,6 +49,9 @@ records against the coordinator's graph version and stages them in one
 batch guarded by its lease, so a worker whose lease expired stages
 nothing. Run as many as you like, on any machine that reaches the
 server; stop them with Ctrl-C. With --once it returns when no part is left.
+A worker computes only for the models it loaded: when a coordinator
+publishes work for other models (fasd train ran since the worker
+started), it reopens the store to load the newest models and goes on.
 
 ` + exitHelp,
 		Args: noArgs,
@@ -61,8 +64,36 @@ server; stop them with Ctrl-C. With --once it returns when no part is left.
 			if err != nil {
 				return fmt.Errorf("worker: %w", err)
 			}
-			defer func() { err = errors.Join(err, e.Close()) }()
+			defer func() {
+				if e != nil {
+					err = errors.Join(err, e.Close())
+				}
+			}()
 			rep, err := e.Work(ctx, d.options(name), !once)
+			// A plan of other models (a fasd train since this worker
+			// started): reopen the store, which loads the newest models,
+			// and work on.
+			for reopened := false; errors.Is(err, query.ErrPlanModels) && !(once && reopened); reopened = true {
+				fmt.Fprintf(cmd.ErrOrStderr(), "worker: %v; reopening the store for the newest models\n", err)
+				if cerr := e.Close(); cerr != nil {
+					return fmt.Errorf("worker: %w", cerr)
+				}
+				select {
+				case <-ctx.Done():
+					e = nil
+				case <-time.After(d.poll):
+				}
+				if e == nil {
+					return nil
+				}
+				if e, err = openShared(ctx, o, d.poll); err != nil {
+					e = nil
+					return fmt.Errorf("worker: %w", err)
+				}
+				var more *query.WorkReport
+				more, err = e.Work(ctx, d.options(name), !once)
+				rep = addWork(rep, more)
+			}
 			if errors.Is(err, context.Canceled) {
 				err = nil
 			}
@@ -100,4 +131,15 @@ func openShared(ctx context.Context, o *EngineOptions, poll time.Duration) (*que
 		case <-time.After(poll):
 		}
 	}
+}
+
+// addWork adds the counts of b to a (either may be nil).
+func addWork(a, b *query.WorkReport) *query.WorkReport {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return &query.WorkReport{Parts: a.Parts + b.Parts, Lost: a.Lost + b.Lost, Roots: a.Roots + b.Roots, Compute: a.Compute + b.Compute}
 }
