@@ -197,3 +197,64 @@ func TestWorkerKilledMidPart(t *testing.T) {
 	}
 	t.Logf("%d view keys equal", strings.Count(got, "\n"))
 }
+
+// TestWorkerFollowsNewModels: a fasd worker started before a fasd train
+// on the store does not stage records of its old models into the new
+// models' views: it reopens the store, loads the new models and works on,
+// and the views equal a single-process materialize with the new models
+// byte for byte.
+func TestWorkerFollowsNewModels(t *testing.T) {
+	if os.Getenv(storagetest.PostgresEnv) == "" {
+		t.Skipf("no PostgreSQL server: set %s", storagetest.PostgresEnv)
+	}
+	r := newRunner(t)
+	dir := t.TempDir()
+	dump := filepath.Join(dir, "dump")
+	r.must(t, "gen", "--out", dump, "--nodes", "400", "--features", "6", "--seed", "3")
+	trained := filepath.Join(dir, "trained")
+	r.must(t, "load", "--db", trained, "--dataset", "synth", "--dir", dump)
+	r.must(t, append([]string{"train", "--db", trained}, tinyTrain...)...)
+	dsn := copyToTable(t, trained)
+	r.must(t, "materialize", "--db", dsn, "--workers", "1") // the views of the first models
+	retrain := append(append([]string{}, tinyTrain...), "--seed", "6")
+	clean := copyStore(t, trained)
+	r.must(t, append([]string{"train", "--db", clean}, retrain...)...)
+	r.must(t, "materialize", "--db", clean, "--workers", "1")
+
+	// The worker opens on the first models and waits for work.
+	w := exec.Command(r.path, "worker", "--db", dsn, "--workers", "1", "--name", "old", "--poll", "10ms")
+	w.Env = append(os.Environ(), r.env...)
+	var wOut bytes.Buffer
+	w.Stdout, w.Stderr = &wOut, &wOut
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Process.Kill()
+	time.Sleep(2 * time.Second) // time to open and load the models
+	r.must(t, append([]string{"train", "--db", dsn}, retrain...)...)
+	r.must(t, "materialize", "--db", dsn, "--workers", "1", "--distributed", "--poll", "10ms")
+	if err := w.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	_ = w.Wait()
+	out := wOut.String()
+	t.Logf("worker:\n%s", out)
+	if strings.Contains(out, "staged") && !strings.Contains(out, "reopening the store for the newest models") && !strings.Contains(out, "staged 0 parts") {
+		t.Errorf("the worker staged parts without reopening for the new models")
+	}
+
+	obs, err := storage.Open(dsn, &storage.Options{Shared: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obs.Close()
+	cs, err := storage.Open(clean, &storage.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	got, want := viewKeys(t, obs), viewKeys(t, cs)
+	if got != want {
+		t.Fatalf("views with a worker of the old models differ from a single-process materialize with the new:\n%s", firstDiff(got, want))
+	}
+}
