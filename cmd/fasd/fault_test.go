@@ -120,11 +120,32 @@ func faultPoints(total int, all bool) []string {
 // Unlock then raises a fatal runtime error no recover can catch, and the
 // report shows the error only as a pointer). It holds when the first
 // frame of the crashing goroutine, past the runtime's, is DB.rotateWAL,
-// or is Pebble's and the panic is an injected fault.
+// or is Pebble's and the panic is an injected fault. A third: an open
+// that fails on the fault while Pebble retries the flush of the replayed
+// log in the background tears its file cache down under that flush, which
+// then crashes in the closed cache (fileCacheKey.Shard's division by zero,
+// genericcache's bookkeeping) on Pebble's own goroutine, after the open
+// returned its error and possibly before any report of the fault was
+// printed: a crash at a Pebble site on a goroutine Pebble started.
 func pebbleAbort(errOut string) bool {
 	site := pebbleAbortSite(errOut)
+	pebbleSite := strings.HasPrefix(site, "github.com/cockroachdb/pebble/")
 	return strings.HasPrefix(site, "github.com/cockroachdb/pebble/v2.(*DB).rotateWAL(") ||
-		strings.Contains(errOut, "(injected fault)") && strings.HasPrefix(site, "github.com/cockroachdb/pebble/")
+		pebbleSite && (strings.Contains(errOut, "(injected fault)") || pebbleGoroutine(errOut))
+}
+
+// pebbleGoroutine reports whether the crashing goroutine of a Go crash
+// report was started by Pebble (a flush or compaction of its own).
+func pebbleGoroutine(errOut string) bool {
+	i := strings.Index(errOut, "\ngoroutine ")
+	if i < 0 {
+		return false
+	}
+	block := errOut[i+1:]
+	if j := strings.Index(block, "\n\n"); j >= 0 {
+		block = block[:j]
+	}
+	return strings.Contains(block, "\ncreated by github.com/cockroachdb/pebble/")
 }
 
 // pebbleAbortSite returns the first frame past the runtime's of the
@@ -402,10 +423,16 @@ func TestPebbleAbort(t *testing.T) {
 	ours := "panic: boom (injected fault)\n\ngoroutine 1 [running]:\ngithub.com/fasd-db/fasd/query.(*Engine).Refresh(0x1)\n" +
 		"github.com/cockroachdb/pebble/v2.(*DB).Apply(0x1)\n"
 	real := strings.Replace(marker, "(injected fault) ", "", 1)
+	closedCache := "panic: runtime error: integer divide by zero\n\ngoroutine 38 [running]:\n" +
+		"github.com/cockroachdb/pebble/v2.fileCacheKey.Shard({0x1, 0x0, 0x0}, 0x1)\n\t/root/go/pkg/mod/x.go:517 +0x25\n" +
+		"github.com/cockroachdb/pebble/v2.(*DB).compact1(0x1, 0x3, 0x1)\n\t/root/go/pkg/mod/x.go:2691 +0x1b2\n" +
+		"created by github.com/cockroachdb/pebble/v2.(*DB).maybeScheduleCompaction in goroutine 1\n\t/root/go/pkg/mod/x.go:2100 +0x1\n"
+	ourGoroutine := strings.Replace(closedCache, "created by github.com/cockroachdb/pebble/v2.(*DB).maybeScheduleCompaction", "created by github.com/fasd-db/fasd/query.(*Engine).Materialize", 1)
 	for _, c := range []struct {
 		name, errOut string
 		want         bool
-	}{{"marker", marker, true}, {"rotateWAL", rotate, true}, {"fasd's own panic", ours, false}, {"no injected fault", real, false}, {"no crash", "fasd: refresh: disk full\n", false}} {
+	}{{"marker", marker, true}, {"rotateWAL", rotate, true}, {"fasd's own panic", ours, false}, {"no injected fault", real, false}, {"no crash", "fasd: refresh: disk full\n", false},
+		{"closed file cache on Pebble's goroutine", closedCache, true}, {"Pebble site on fasd's goroutine", ourGoroutine, false}} {
 		if got := pebbleAbort(c.errOut); got != c.want {
 			t.Errorf("%s: %v, want %v (site %q)", c.name, got, c.want, pebbleAbortSite(c.errOut))
 		}

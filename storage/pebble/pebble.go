@@ -120,6 +120,26 @@ func recoverFault(rep *engine.Reporter, err *error) {
 	*err = errors.Join(*err, rep.Fault())
 }
 
+// recoverOpen is recoverFault for Open, which turns any other panic of
+// Pebble's into an error too: Pebble's clean-up after an open that failed
+// on a file fault can itself panic (seen: its file cache's "element has
+// outstanding references" after an EIO while opening), and an Open that
+// panicked has handed no database to anyone, so nothing is left to
+// protect by crashing.
+func recoverOpen(rep *engine.Reporter, err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if e, ok := r.(error); ok && engine.IsWriteFault(e) {
+		rep.FailFatal(e)
+		rep.Report(slog.LevelError, e, "pebble: aborted on a write fault: "+e.Error())
+		*err = errors.Join(*err, rep.Fault())
+		return
+	}
+	*err = errors.Join(*err, fmt.Errorf("pebble: open failed, and Pebble panicked cleaning up: %v", r))
+}
+
 // openRecover opens the Pebble database, turning a write fault's panic
 // into an error (see recoverFault) and bounding the wait once a fault is
 // reported: after replaying its log Pebble flushes the memtable and waits
@@ -127,7 +147,7 @@ func recoverFault(rep *engine.Reporter, err *error) {
 func openRecover(rep *engine.Reporter, dir string, popts *pebbledb.Options) (*pebbledb.DB, error) {
 	var db *pebbledb.DB
 	err := rep.Within("open", closeBound, func() (err error) {
-		defer recoverFault(rep, &err)
+		defer recoverOpen(rep, &err)
 		d, err := pebbledb.Open(dir, popts)
 		db = d
 		return err
@@ -199,9 +219,11 @@ func openPebble(dir string, o storage.Options) (storage.Store, error) {
 	}
 	db, err := openRecover(rep, dir, popts)
 	if o.ReadOnly && errors.Is(err, pebbledb.ErrDBDoesNotExist) {
+		rep.Detach()
 		return nil, fmt.Errorf("%w: %s has a marker but no Pebble database (its creation did not finish): %w", storage.ErrNotStore, dir, err)
 	}
 	if err != nil {
+		rep.Detach()
 		return nil, corrupt(err)
 	}
 	wo := pebbledb.Sync

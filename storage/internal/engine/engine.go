@@ -38,8 +38,9 @@ type Reporter struct {
 	lastLog    time.Time // when the last one was logged
 	suppressed int       // reports left out of the log since then
 
-	fault atomic.Pointer[error]
-	fatal atomic.Bool
+	fault    atomic.Pointer[error]
+	fatal    atomic.Bool
+	detached atomic.Bool
 }
 
 // The rate limit of the Reporter's log.
@@ -61,6 +62,9 @@ func NewReporter(b storage.Backend, o storage.Options) *Reporter {
 // slog.LevelError) or warning (any lower level). err is the engine's error
 // value when it gave one; msg is its text.
 func (r *Reporter) Report(level slog.Level, err error, msg string) {
+	if r.detached.Load() {
+		return
+	}
 	msg = strings.TrimRight(msg, "\n")
 	title := "storage: background error"
 	if level >= slog.LevelError {
@@ -81,6 +85,13 @@ func (r *Reporter) Report(level slog.Level, err error, msg string) {
 		r.hook(&storage.BackgroundError{Backend: r.backend, Level: level, Msg: msg, Err: err})
 	}
 }
+
+// Detach stops every later report: no log line, no count, no hook. An
+// open that failed calls it, because the engine may have left goroutines
+// behind (a flush it retries) whose reports belong to no store: they
+// would print after the caller's own error, and on a hook the caller no
+// longer expects calls.
+func (r *Reporter) Detach() { r.detached.Store(true) }
 
 // admit reports whether a report may be logged now and how many were left
 // out of the log since the last one that was.

@@ -91,3 +91,18 @@ func (h *recordHandler) Enabled(context.Context, slog.Level) bool      { return 
 func (h *recordHandler) Handle(_ context.Context, r slog.Record) error { h.add(r); return nil }
 func (h *recordHandler) WithAttrs([]slog.Attr) slog.Handler            { return h }
 func (h *recordHandler) WithGroup(string) slog.Handler                 { return h }
+
+// Ensure that a detached reporter (its open failed) neither logs, counts
+// nor calls the hook for what the engine's leftover goroutines report.
+func TestReporter_Detach(t *testing.T) {
+	logged, hooked := 0, 0
+	h := &recordHandler{add: func(slog.Record) { logged++ }}
+	r := engine.NewReporter(storage.Pebble, storage.Options{Logger: slog.New(h), OnBackgroundError: func(error) { hooked++ }})
+	r.Errorf("before")
+	r.Detach()
+	r.Errorf("after")
+	r.Warnf("after")
+	if c := r.Counts(); logged != 1 || hooked != 1 || c.Errors != 1 || c.Warnings != 0 {
+		t.Errorf("logged %d, hooked %d, counts %+v; want one of each, before Detach only", logged, hooked, c)
+	}
+}
