@@ -20,7 +20,7 @@ test: fmt-check vet tidy-check staticcheck ## gofmt, vet, go.mod tidiness and st
 	$(GO) test -tags noasm -count=1 ./fasd/tensor/... ./fasd/autodiff/... ./fasd/nn/...
 	$(GO) test -race -short -count=1 -run 'Incremental|Property' ./query/
 	$(GO) test -race -short -count=1 ./httpapi/
-	$(GO) test -tags crashtest -count=1 -run 'TestCrashInjection$$|TestFaultInjection$$|TestFullDisk$$|TestFillDisk$$|TestPebbleAbort$$|TestWorkerKilledMidPart$$' ./cmd/fasd/
+	$(GO) test -tags crashtest -count=1 -run 'TestCrashInjection$$|TestFaultInjection$$|TestFullDisk$$|TestFillDisk$$|TestPebbleAbort$$|TestWorkerKilledMidPart$$|TestWorkerFollowsNewModels$$' ./cmd/fasd/
 
 short: ## the quick tests only
 	$(GO) test -short -count=1 $(PKGS)
