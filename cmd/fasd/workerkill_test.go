@@ -106,18 +106,26 @@ func heldPart(s storage.Store, owner string) (part uint32, ok bool, err error) {
 	return 0, false, it.Err()
 }
 
-func TestWorkerKilledMidPart(t *testing.T) {
+// trainedOnPostgres is the fixture of the worker tests (skipped without a
+// server): the runner, a 400-node generated graph loaded and trained with
+// tinyTrain in a local store, and a fresh table holding a copy of it.
+func trainedOnPostgres(t *testing.T) (r fasdRunner, trained, dsn string) {
+	t.Helper()
 	if os.Getenv(storagetest.PostgresEnv) == "" {
 		t.Skipf("no PostgreSQL server: set %s", storagetest.PostgresEnv)
 	}
-	r := newRunner(t)
+	r = newRunner(t)
 	dir := t.TempDir()
 	dump := filepath.Join(dir, "dump")
 	r.must(t, "gen", "--out", dump, "--nodes", "400", "--features", "6", "--seed", "3")
-	trained := filepath.Join(dir, "trained")
+	trained = filepath.Join(dir, "trained")
 	r.must(t, "load", "--db", trained, "--dataset", "synth", "--dir", dump)
 	r.must(t, append([]string{"train", "--db", trained}, tinyTrain...)...)
-	dsn := copyToTable(t, trained)
+	return r, trained, copyToTable(t, trained)
+}
+
+func TestWorkerKilledMidPart(t *testing.T) {
+	r, trained, dsn := trainedOnPostgres(t)
 	clean := copyStore(t, trained)
 	r.must(t, "materialize", "--db", clean, "--workers", "1")
 
@@ -204,17 +212,7 @@ func TestWorkerKilledMidPart(t *testing.T) {
 // and the views equal a single-process materialize with the new models
 // byte for byte.
 func TestWorkerFollowsNewModels(t *testing.T) {
-	if os.Getenv(storagetest.PostgresEnv) == "" {
-		t.Skipf("no PostgreSQL server: set %s", storagetest.PostgresEnv)
-	}
-	r := newRunner(t)
-	dir := t.TempDir()
-	dump := filepath.Join(dir, "dump")
-	r.must(t, "gen", "--out", dump, "--nodes", "400", "--features", "6", "--seed", "3")
-	trained := filepath.Join(dir, "trained")
-	r.must(t, "load", "--db", trained, "--dataset", "synth", "--dir", dump)
-	r.must(t, append([]string{"train", "--db", trained}, tinyTrain...)...)
-	dsn := copyToTable(t, trained)
+	r, trained, dsn := trainedOnPostgres(t)
 	r.must(t, "materialize", "--db", dsn, "--workers", "1") // the views of the first models
 	retrain := append(append([]string{}, tinyTrain...), "--seed", "6")
 	clean := copyStore(t, trained)

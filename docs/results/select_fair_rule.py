@@ -10,23 +10,11 @@ Student t interval over the seeds, ×100; per seed with -v), w/o
 Diffusion's too, and fasd − GCN for both arms when the baseline run has
 the gcn variant; then the rule's three conditions. Standard library only.
 """
-import json, math, statistics, sys
+import json, statistics, sys
 
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
-        10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 19: 2.093, 29: 2.045}
+from paired import ci, fmt
+
 KEYS = ('acc', 'auc', 'macro_f1', 'dp', 'eo')
-
-
-def ci(x):
-    m = statistics.mean(x)
-    h = T975.get(len(x) - 1, 2.0) * statistics.stdev(x) / math.sqrt(len(x))
-    return m, m - h, m + h
-
-
-def fmt(x):
-    m, lo, hi = ci(x)
-    s = '%+.2f [%+.2f, %+.2f]' % (m, lo, hi)
-    return '**' + s + '**' if lo > 0 or hi < 0 else s
 
 
 def per_seed(run, name, key):
