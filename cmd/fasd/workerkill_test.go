@@ -194,14 +194,22 @@ func TestWorkerKilledMidPart(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("coordinator: exit %d\n%s%s", res.code, res.out, res.errOut)
 	}
-	cs, err := storage.Open(clean, &storage.Options{ReadOnly: true})
+	sameViews(t, obs, clean, "after a killed worker")
+}
+
+// sameViews fails t unless the views of s equal those of the local store
+// at dir (a single-process materialize), key for key; what says which run
+// s holds.
+func sameViews(t *testing.T, s storage.Reader, dir, what string) {
+	t.Helper()
+	cs, err := storage.Open(dir, &storage.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	got, want := viewKeys(t, obs), viewKeys(t, cs)
+	got, want := viewKeys(t, s), viewKeys(t, cs)
 	if got != want {
-		t.Fatalf("views after a killed worker differ from a single-process materialize:\n%s", firstDiff(got, want))
+		t.Fatalf("views %s differ from a single-process materialize:\n%s", what, firstDiff(got, want))
 	}
 	t.Logf("%d view keys equal", strings.Count(got, "\n"))
 }
@@ -246,13 +254,5 @@ func TestWorkerFollowsNewModels(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer obs.Close()
-	cs, err := storage.Open(clean, &storage.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	got, want := viewKeys(t, obs), viewKeys(t, cs)
-	if got != want {
-		t.Fatalf("views with a worker of the old models differ from a single-process materialize with the new:\n%s", firstDiff(got, want))
-	}
+	sameViews(t, obs, clean, "with a worker of the old models (the reference: the new models)")
 }
