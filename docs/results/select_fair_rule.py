@@ -3,7 +3,11 @@
 (classifier.select = "fair") with the baseline run of the same seeds
 (`default` profile, select = "auc"), both `fasd eval --json` output.
 
-    python3 docs/results/select_fair_rule.py BASE1.json CAND1.json [BASE2.json CAND2.json ...]
+    python3 docs/results/select_fair_rule.py [-v] [--label=fair] BASE1.json CAND1.json [BASE2.json CAND2.json ...]
+
+The same three conditions judge other candidates for the `default`
+profile (docs/results/induced-rule.md); --label names the candidate arm
+in the printout.
 
 Prints per graph fasd's candidate − baseline differences (mean and 95 %
 Student t interval over the seeds, ×100; per seed with -v), w/o
@@ -24,9 +28,13 @@ def per_seed(run, name, key):
 
 def main(args):
     verbose = '-v' in args
-    args = [a for a in args if a != '-v']
+    label = 'fair'
+    for a in args:
+        if a.startswith('--label='):
+            label = a[len('--label='):]
+    args = [a for a in args if a != '-v' and not a.startswith('--label=')]
     if len(args) < 2 or len(args) % 2:
-        sys.exit('usage: select_fair_rule.py [-v] BASE.json CAND.json [BASE.json CAND.json ...]')
+        sys.exit('usage: select_fair_rule.py [-v] [--label=NAME] BASE.json CAND.json [BASE.json CAND.json ...]')
     sums, sig_fairer, worse, useless = [], 0, [], []
     for bp, cp in zip(args[::2], args[1::2]):
         b, c = json.load(open(bp)), json.load(open(cp))
@@ -38,7 +46,7 @@ def main(args):
                 continue
             d = {k: [x - y for x, y in zip(per_seed(c, name, k), per_seed(b, name, k))] for k in KEYS}
             d['dp+eo'] = [x + y for x, y in zip(d['dp'], d['eo'])]
-            print('  %-12s fair − auc: ' % name + '  '.join('%s %s' % (k, fmt(d[k])) for k in KEYS + ('dp+eo',)))
+            print('  %-12s %s − default: ' % (name, label) + '  '.join('%s %s' % (k, fmt(d[k])) for k in KEYS + ('dp+eo',)))
             if verbose:
                 for k in KEYS:
                     print('      %-8s %s' % (k, ' '.join('%+.2f' % x for x in d[k])))
@@ -54,7 +62,7 @@ def main(args):
                 if statistics.mean(d[k]) < -1:
                     useless.append('%s %s %.2f' % (cp, k, statistics.mean(d[k])))
         if per_seed(b, 'gcn', 'acc') is not None:
-            for arm, run in (('auc ', b), ('fair', c)):
+            for arm, run in (('default', b), (label, c)):
                 d = {k: [x - y for x, y in zip(per_seed(run, 'fasd', k), per_seed(b, 'gcn', k))] for k in KEYS}
                 print('  fasd(%s) − GCN: ' % arm + '  '.join('%s %s' % (k, fmt(d[k])) for k in KEYS))
     c1 = statistics.mean(sums) < 0 and sig_fairer >= 2
