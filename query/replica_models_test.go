@@ -14,8 +14,7 @@ import (
 	"github.com/fasd-db/fasd/query/model"
 	"github.com/fasd-db/fasd/query/querytest"
 	"github.com/fasd-db/fasd/storage"
-	"github.com/fasd-db/fasd/storage/postgres"
-	"github.com/fasd-db/fasd/storage/storagetest"
+	"github.com/fasd-db/fasd/storage/postgres/pgtest"
 )
 
 // savedModels stands in for the runs a fasd train saves in the store and
@@ -444,17 +443,12 @@ func TestReplica_SwitchConcurrentReads(t *testing.T) {
 // (between reads, so that each read knows the models to check against) its way from the old models' views to the new ones the writer saved
 // and materialized, every answer exact for its models or flagged stale.
 func TestReplica_SwitchesModelsSharedPostgres(t *testing.T) {
-	dsn := storagetest.PostgresDSN(t)
+	dsn := pgtest.Table(t)
 	ctx := context.Background()
 	s, err := storage.Open(dsn, &storage.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := postgres.Drop(context.Background(), dsn); err != nil {
-			t.Errorf("drop the test table: %v", err)
-		}
-	})
 	t.Cleanup(func() { s.Close() })
 	g := querytest.NewGraph(t, s, 120, 4, 4, 6)
 	sm := &savedModels{}

@@ -12,8 +12,7 @@ import (
 	"github.com/fasd-db/fasd/index"
 	"github.com/fasd-db/fasd/query/querytest"
 	"github.com/fasd-db/fasd/storage"
-	"github.com/fasd-db/fasd/storage/postgres"
-	"github.com/fasd-db/fasd/storage/storagetest"
+	"github.com/fasd-db/fasd/storage/postgres/pgtest"
 )
 
 // readOnlyStore is the writer's store as a replica in this process sees
@@ -266,17 +265,12 @@ func TestReplica_BeforeMaterialize(t *testing.T) {
 // version it reports or flagged stale, and the replica's poller follows
 // the refresh to the new exact values.
 func TestReplica_SharedPostgres(t *testing.T) {
-	dsn := storagetest.PostgresDSN(t)
+	dsn := pgtest.Table(t)
 	ctx := context.Background()
 	s, err := storage.Open(dsn, &storage.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := postgres.Drop(context.Background(), dsn); err != nil {
-			t.Errorf("drop the test table: %v", err)
-		}
-	})
 	t.Cleanup(func() { s.Close() })
 	g := querytest.NewGraph(t, s, 150, 4, 4, 1)
 	m := newTestModel(featureNames(4), 11, false)

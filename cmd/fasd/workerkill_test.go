@@ -10,7 +10,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -22,7 +21,7 @@ import (
 
 	"github.com/fasd-db/fasd/index"
 	"github.com/fasd-db/fasd/storage"
-	"github.com/fasd-db/fasd/storage/postgres"
+	"github.com/fasd-db/fasd/storage/postgres/pgtest"
 	"github.com/fasd-db/fasd/storage/storagetest"
 )
 
@@ -33,30 +32,6 @@ var leasePrefix = []byte{index.PrefixViews, 'L'}
 
 func stageKey(part uint32) []byte {
 	return binary.BigEndian.AppendUint32([]byte{index.PrefixViews, 'T'}, part)
-}
-
-// copyToTable copies every key of the local store at dir into a fresh
-// table and returns its DSN.
-func copyToTable(t *testing.T, dir string) string {
-	t.Helper()
-	dsn := storagetest.PostgresDSN(t)
-	t.Cleanup(func() {
-		if err := postgres.Drop(context.Background(), dsn); err != nil {
-			t.Error(err)
-		}
-	})
-	src, err := storage.Open(dir, &storage.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := storage.Open(dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dst.Close()
-	storagetest.Copy(t, dst, src)
-	return dsn
 }
 
 // viewKeys renders every key of the views (prefix 'V') of s.
@@ -121,7 +96,7 @@ func trainedOnPostgres(t *testing.T) (r fasdRunner, trained, dsn string) {
 	trained = filepath.Join(dir, "trained")
 	r.must(t, "load", "--db", trained, "--dataset", "synth", "--dir", dump)
 	r.must(t, append([]string{"train", "--db", trained}, tinyTrain...)...)
-	return r, trained, copyToTable(t, trained)
+	return r, trained, pgtest.CopyOf(t, trained)
 }
 
 func TestWorkerKilledMidPart(t *testing.T) {

@@ -1,7 +1,6 @@
 package command
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -13,8 +12,7 @@ import (
 
 	"github.com/fasd-db/fasd/index"
 	"github.com/fasd-db/fasd/storage"
-	"github.com/fasd-db/fasd/storage/postgres"
-	"github.com/fasd-db/fasd/storage/storagetest"
+	"github.com/fasd-db/fasd/storage/postgres/pgtest"
 )
 
 // nbaDir is the shared NBA dump, relative to this package.
@@ -119,16 +117,11 @@ func TestLoad_ExitCodes(t *testing.T) {
 // store is open fails as locked, and that load does not print the DSN's
 // password (skipped without FASD_TEST_POSTGRES).
 func TestLoad_PostgresDSN(t *testing.T) {
-	u, err := url.Parse(storagetest.PostgresDSN(t))
+	db := pgtest.Table(t)
+	u, err := url.Parse(db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := u.String()
-	t.Cleanup(func() {
-		if err := postgres.Drop(context.Background(), db); err != nil {
-			t.Error(err)
-		}
-	})
 	dir := t.TempDir()
 	if _, err, _ := run(t, "gen", "--out", dir, "--nodes", "200", "--features", "4"); err != nil {
 		t.Fatal(err)

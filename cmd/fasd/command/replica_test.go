@@ -1,16 +1,13 @@
 package command
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/fasd-db/fasd/storage"
-	"github.com/fasd-db/fasd/storage/postgres"
-	"github.com/fasd-db/fasd/storage/storagetest"
+	"github.com/fasd-db/fasd/storage/postgres/pgtest"
 )
 
 // Ensure that serve --replica refuses a local store and a bad --poll
@@ -32,30 +29,6 @@ func TestServeReplica_Flags(t *testing.T) {
 	}
 }
 
-// copyToPostgres copies the store at dir into a fresh table on the test
-// server and returns its DSN (skipped without FASD_TEST_POSTGRES).
-func copyToPostgres(t *testing.T, dir string) string {
-	t.Helper()
-	dsn := storagetest.PostgresDSN(t)
-	t.Cleanup(func() {
-		if err := postgres.Drop(context.Background(), dsn); err != nil {
-			t.Error(err)
-		}
-	})
-	src, err := storage.Open(dir, &storage.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := storage.Open(dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dst.Close()
-	storagetest.Copy(t, dst, src)
-	return dsn
-}
-
 // Ensure that fasd serve --replica runs beside the writer's fasd serve on
 // one PostgreSQL table, answers the writer's predictions, flags its answers
 // stale after the writer's update until the writer refreshes, then answers
@@ -63,7 +36,7 @@ func copyToPostgres(t *testing.T, dir string) string {
 func TestServeReplica_Postgres(t *testing.T) {
 	dir := fixtureStore(t, "views")
 	ps := predictAll(t, dir)
-	db := copyToPostgres(t, dir)
+	db := pgtest.CopyOf(t, dir)
 	t.Setenv(tokenEnv, serveTestToken)
 	writer, _, cancelW, doneW := startServeCommand(t, "serve", "--db", db, "--addr", "127.0.0.1:0")
 	replica, errOut, cancelR, doneR := startServeCommand(t, "serve", "--db", db, "--addr", "127.0.0.1:0", "--replica", "--poll", "20ms")
@@ -151,7 +124,7 @@ func TestServeReplica_Postgres(t *testing.T) {
 func TestServeReplica_NewModels(t *testing.T) {
 	dir := fixtureStore(t, "views")
 	ps := predictAll(t, dir)
-	db := copyToPostgres(t, dir)
+	db := pgtest.CopyOf(t, dir)
 	t.Setenv(tokenEnv, serveTestToken)
 	writer, _, cancelW, doneW := startServeCommand(t, "serve", "--db", db, "--addr", "127.0.0.1:0")
 	replica, _, cancelR, doneR := startServeCommand(t, "serve", "--db", db, "--addr", "127.0.0.1:0", "--replica", "--poll", "20ms")
