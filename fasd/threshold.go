@@ -3,6 +3,7 @@ package fasd
 import (
 	"math"
 	"slices"
+	"sort"
 )
 
 // plattRidge is the ridge on the recalibration's slope and intercept in
@@ -157,6 +158,64 @@ func AccuracyThreshold(scores []float64, labels []int8, fallback float64) float6
 		d := math.Abs(clampedLogit(t) - lf)
 		if correct > best || correct == best && d < bestD {
 			best, bestT, bestD = correct, t, d
+		}
+		i = j
+	}
+	return bestT
+}
+
+// RateThreshold returns the threshold t at which the share of scores with
+// p > t is closest to the share of labels equal to 1: predicting "1 iff
+// p > t" on data like the labelled set then predicts class 1 as often as
+// it occurs there. Only the ranking of the scores matters, so a model
+// whose scores are shifted or badly calibrated still predicts class 1
+// about as often as it is labelled (exactly as often when the scores are
+// distinct), never one class for every node because its scores sit on
+// one side of a fixed level. Candidates are the midpoints between consecutive
+// distinct scores and one value below and one above them all; among
+// equally close candidates the one closest to fallback in logit wins.
+// With no usable score it returns fallback. NaN scores are skipped.
+func RateThreshold(scores []float64, labels []int8, fallback float64) float64 {
+	ps := make([]float64, 0, len(scores))
+	pos := 0
+	for i, p := range scores {
+		if math.IsNaN(p) {
+			continue
+		}
+		ps = append(ps, p)
+		if labels[i] == 1 {
+			pos++
+		}
+	}
+	if len(ps) == 0 {
+		return fallback
+	}
+	slices.Sort(ps)
+	n := float64(len(ps))
+	target := float64(pos) / n
+	lf := clampedLogit(fallback)
+	// gap is how far the share of scores above t is from target; counted,
+	// not inferred from t's place, so a midpoint that rounds onto a score
+	// is judged by what "p > t" will do.
+	gap := func(t float64) float64 {
+		above := len(ps) - sort.Search(len(ps), func(k int) bool { return ps[k] > t })
+		return math.Abs(float64(above)/n - target)
+	}
+	bestT := max(0, ps[0]-1e-9) // below them all
+	bestGap := gap(bestT)
+	bestD := math.Abs(clampedLogit(bestT) - lf)
+	for i := 0; i < len(ps); {
+		j := i
+		for j < len(ps) && ps[j] == ps[i] {
+			j++
+		}
+		t := min(1, ps[i]+1e-9) // above them all
+		if j < len(ps) {
+			t = (ps[i] + ps[j]) / 2
+		}
+		g, d := gap(t), math.Abs(clampedLogit(t)-lf)
+		if g < bestGap || g == bestGap && d < bestD {
+			bestT, bestGap, bestD = t, g, d
 		}
 		i = j
 	}

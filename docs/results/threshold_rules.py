@@ -9,7 +9,8 @@ test metrics (mean over seeds), U = mean over the trained predictors of
     python3 docs/results/threshold_rules.py nba.scores.jsonl
 
 Standard library only. `platt` and `valacc` mirror fasd.PlattThreshold and
-fasd.AccuracyThreshold; `prior` mirrors fasd.ShiftedPriorThreshold.
+fasd.AccuracyThreshold; `prior` mirrors fasd.ShiftedPriorThreshold; `rate`
+(docs/results/rate-threshold-rule.md) the validation positive rate.
 """
 import json, math, sys, collections
 T975 = {1:12.706,2:4.303,3:3.182,4:2.776,5:2.571,6:2.447,7:2.365,8:2.306,9:2.262,10:2.228,11:2.201,12:2.179,13:2.160,14:2.145,15:2.131,19:2.093,29:2.045}
@@ -68,6 +69,20 @@ def valacc_thr(s, y, fb):
     ties=[t for c,t in cands if c==m]
     lf=logit(fb)
     return min(ties, key=lambda t: abs(logit(t)-lf))
+def rate_thr(s, y, fb):
+    """docs/results/rate-threshold-rule.md: the τ whose share of validation
+    scores above it is closest to the validation positive rate; ties go to
+    the τ closest (in logit) to fb. Mirrors fasd.RateThreshold."""
+    if not s: return fb
+    vals=sorted(set(s)); n=len(s); target=sum(y)/n
+    cands=[max(0.0, vals[0]-1e-9)]
+    cands+=[(a+b)/2 for a,b in zip(vals, vals[1:])]
+    cands.append(min(1.0, vals[-1]+1e-9))
+    lf=logit(fb); best=None
+    for t in cands:
+        key=(abs(sum(1 for p in s if p>t)/n-target), abs(logit(t)-lf))
+        if best is None or key<best[0]: best=(key,t)
+    return best[1]
 def metrics(p1, thr, lab, sens, nodes):
     tp=fp=fn=tn=0; g=[[0,0,0,0],[0,0,0,0]] # n, pred, pos, tp
     sc=[];ys=[]
@@ -94,7 +109,7 @@ def metrics(p1, thr, lab, sens, nodes):
         rank_sum+=avg*sum(1 for k in range(i,j) if o[k][1]==1); i=j
     auc=(rank_sum-npos*(npos+1)/2)/(npos*nneg) if npos and nneg else float('nan')
     return dict(acc=100*acc,auc=100*auc,f1=100*F1,mf1=100*mf1,dp=100*dp,eo=100*eo,pos=100*(tp+fp)/n)
-RULES=['half','prior','platt','valacc']
+RULES=['half','prior','platt','valacc','rate']
 def analyse(path):
     seeds={}; res=collections.defaultdict(lambda: collections.defaultdict(list)) # res[(var,rule)][metric] list by seed
     thr_used=collections.defaultdict(list)
@@ -104,8 +119,8 @@ def analyse(path):
         sd=seeds[d['seed']]; lab,sens=sd['labels'],sd['sens']; p1=d['p1']; v=d['variant']
         vs=[p1[u] for u in sd['val'] if p1[u] is not None]; vy=[lab[u] for u in sd['val'] if p1[u] is not None]
         pr=prior_thr(lab,sd['train'],sd['val'])
-        ths={'half':0.5,'prior':pr,'platt':platt_thr(vs,vy,pr),'valacc':valacc_thr(vs,vy,pr)}
-        if v=='majority': ths={'half':0.5,'prior':pr,'platt':pr,'valacc':pr}  # a constant keeps the prior rule, as in fasd
+        ths={'half':0.5,'prior':pr,'platt':platt_thr(vs,vy,pr),'valacc':valacc_thr(vs,vy,pr),'rate':rate_thr(vs,vy,pr)}
+        if v=='majority': ths={'half':0.5,'prior':pr,'platt':pr,'valacc':pr,'rate':pr}  # a constant keeps the prior rule, as in fasd
         for r,t in ths.items():
             m=metrics(p1,t,lab,sens,sd['test'])
             for k,x in m.items(): res[(v,r)][k].append(x)

@@ -326,6 +326,8 @@ func (s *selector) threshold() float64 {
 		return fasd.PlattThreshold(s.scores, s.yval, s.ev.thr)
 	case DecisionValAcc:
 		return fasd.AccuracyThreshold(s.scores, s.yval, s.ev.thr)
+	case DecisionRate:
+		return fasd.RateThreshold(s.scores, s.yval, s.ev.thr)
 	}
 	return s.ev.thr
 }

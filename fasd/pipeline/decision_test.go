@@ -66,6 +66,9 @@ func TestDecision_ThresholdFromValidationOnly(t *testing.T) {
 		{DecisionValAcc, func(vr *VariantResult) float64 {
 			return fasd.AccuracyThreshold(valScores(vr, val), yval, prior)
 		}},
+		{DecisionRate, func(vr *VariantResult) float64 {
+			return fasd.RateThreshold(valScores(vr, val), yval, prior)
+		}},
 	} {
 		t.Run(string(tc.dec), func(t *testing.T) {
 			cfg := fastConfig(t)
@@ -110,12 +113,12 @@ func valScores(vr *VariantResult, val []uint32) []float64 {
 }
 
 // Ensure that the rule "half" keeps the paper's 0.5 and that the default
-// configuration uses the prior rule.
+// configuration (and the NIFTY presets built on it) uses the rate rule.
 func TestDecision_Presets(t *testing.T) {
 	for _, tc := range []struct {
 		preset string
 		want   Decision
-	}{{DefaultPreset, DecisionPrior}, {"nba", DecisionHalf}, {"pokec_z", DecisionHalf}, {"german", DecisionPrior}} {
+	}{{DefaultPreset, DecisionRate}, {"nba", DecisionHalf}, {"pokec_z", DecisionHalf}, {"german", DecisionRate}} {
 		c, err := Preset(tc.preset)
 		if err != nil {
 			t.Fatal(err)

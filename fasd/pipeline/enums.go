@@ -57,6 +57,11 @@ const (
 	// accuracy at the selected epoch (fasd.AccuracyThreshold; ties closest
 	// to DecisionPrior's threshold).
 	DecisionValAcc Decision = "valacc"
+	// DecisionRate takes the threshold at which the selected epoch
+	// predicts class 1 on as large a share of the validation nodes as is
+	// labelled 1 there (fasd.RateThreshold; ties closest to
+	// DecisionPrior's threshold): the default profile's rule.
+	DecisionRate Decision = "rate"
 )
 
 // Select is the value of classifier.select.
@@ -163,7 +168,7 @@ var enums = []struct {
 	{"debias.post", names(PostContinuous, PostClip01, PostBinarize)},
 	{"debias.reverse", fasd.Reverse(0).Names()},
 	{"debias.guide_net", names(GuideGSen, GuideLinear)},
-	{"classifier.decision", names(DecisionHalf, DecisionPrior, DecisionPlatt, DecisionValAcc)},
+	{"classifier.decision", names(DecisionHalf, DecisionPrior, DecisionPlatt, DecisionValAcc, DecisionRate)},
 	{"classifier.select", names(SelectAcc, SelectAUC, SelectFair)},
 	{"classifier.readout", names(ReadoutMean, ReadoutRoot)},
 	{"classifier.fallback_fasd", names(FallbackOff, FallbackCheck, FallbackSignificant)},
