@@ -36,7 +36,8 @@ type Prediction struct {
 	// ID is the node's external id (filled in by the external-id calls).
 	ID int64 `json:"id"`
 	// Class is 1 iff Probs[1] exceeds the models' decision threshold
-	// (0.5 unless they were trained with classifier.decision = "prior").
+	// (chosen on the validation nodes by classifier.decision at training;
+	// 0.5 under "half", the paper's rule).
 	Class int        `json:"class"`
 	Probs [2]float64 `json:"probs"`
 	// Subgraphs is the number of subgraphs whose probabilities were

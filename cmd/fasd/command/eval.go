@@ -242,14 +242,15 @@ AUC cost; where it falls back, fasd reports, and train serves, w/o
 Diffusion's classifier.
 
 Decision and selection (classifier.decision, classifier.select): in the
-default configuration a node is of class 1 iff P(1) exceeds the threshold
-that corrects the training labels' positive rate to the validation labels'
-(0.5 unless they differ beyond sampling noise, p < 0.01), and the epoch
-kept is the one with the best
-validation ROC AUC; the paper presets keep 0.5 and validation accuracy.
-Neither reads a test label. Two more thresholds tuned on the validation
-nodes at the selected epoch are options: classifier.decision = "platt"
-(logistic recalibration) and "valacc" (best validation accuracy).
+default configuration the epoch kept is the one with the best validation
+ROC AUC, and a node is of class 1 iff P(1) exceeds the threshold at which
+that epoch predicts class 1 on as large a share of the validation nodes as
+is labelled 1 there ("rate"); the paper presets keep 0.5 and validation
+accuracy. Neither reads a test label. Other thresholds are options:
+classifier.decision = "prior" (the training labels' positive rate
+corrected to the validation labels'; the default before "rate"), "platt"
+(logistic recalibration on the validation nodes) and "valacc" (best
+validation accuracy).
 classifier.select = "fair" (option) keeps the epoch with the best validation
 AUC less classifier.select_alpha times the groups' ranking gaps (the
 threshold-free counterparts of ΔDP and ΔEO) for the pipeline's classifiers;
