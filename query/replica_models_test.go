@@ -443,13 +443,8 @@ func TestReplica_SwitchConcurrentReads(t *testing.T) {
 // (between reads, so that each read knows the models to check against) its way from the old models' views to the new ones the writer saved
 // and materialized, every answer exact for its models or flagged stale.
 func TestReplica_SwitchesModelsSharedPostgres(t *testing.T) {
-	dsn := pgtest.Table(t)
+	dsn, s := pgtest.Open(t, &storage.Options{NoSync: true})
 	ctx := context.Background()
-	s, err := storage.Open(dsn, &storage.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
 	g := querytest.NewGraph(t, s, 120, 4, 4, 6)
 	sm := &savedModels{}
 	m1 := sm.save(t, s, 60)

@@ -265,13 +265,8 @@ func TestReplica_BeforeMaterialize(t *testing.T) {
 // version it reports or flagged stale, and the replica's poller follows
 // the refresh to the new exact values.
 func TestReplica_SharedPostgres(t *testing.T) {
-	dsn := pgtest.Table(t)
+	dsn, s := pgtest.Open(t, &storage.Options{NoSync: true})
 	ctx := context.Background()
-	s, err := storage.Open(dsn, &storage.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
 	g := querytest.NewGraph(t, s, 150, 4, 4, 1)
 	m := newTestModel(featureNames(4), 11, false)
 	w := openEngine(t, s, m)

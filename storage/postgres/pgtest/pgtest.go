@@ -41,3 +41,17 @@ func CopyOf(t testing.TB, dir string) string {
 	storagetest.Copy(t, dst, src)
 	return dsn
 }
+
+// Open opens a store on a fresh Table with opts and returns the table's
+// DSN and the store, closed when the test ends (before the table is
+// dropped).
+func Open(t testing.TB, opts *storage.Options) (string, storage.Store) {
+	t.Helper()
+	dsn := Table(t)
+	s, err := storage.Open(dsn, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return dsn, s
+}
