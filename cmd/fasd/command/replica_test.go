@@ -47,14 +47,7 @@ func TestServeReplica_Postgres(t *testing.T) {
 	for _, p := range ps[:20] {
 		ids = append(ids, p.ID)
 	}
-	get := func(base string, id int64) map[string]any {
-		t.Helper()
-		code, body := httpJSON(t, "GET", fmt.Sprintf("%s/v1/nodes/%d/prediction", base, id), "")
-		if code != http.StatusOK {
-			t.Fatalf("%s prediction of %d: %d %v", base, id, code, body)
-		}
-		return body
-	}
+	get := func(base string, id int64) map[string]any { return getPrediction(t, base, id) }
 	same := func(a, b map[string]any) bool {
 		return fmt.Sprint(a["probs"], a["subgraphs"], a["graph_version"]) == fmt.Sprint(b["probs"], b["subgraphs"], b["graph_version"])
 	}
@@ -132,14 +125,7 @@ func TestServeReplica_NewModels(t *testing.T) {
 	for _, p := range ps[:20] {
 		ids = append(ids, p.ID)
 	}
-	get := func(base string, id int64) map[string]any {
-		t.Helper()
-		code, body := httpJSON(t, "GET", fmt.Sprintf("%s/v1/nodes/%d/prediction", base, id), "")
-		if code != http.StatusOK {
-			t.Fatalf("%s prediction of %d: %d %v", base, id, code, body)
-		}
-		return body
-	}
+	get := func(base string, id int64) map[string]any { return getPrediction(t, base, id) }
 	key := func(a map[string]any) string {
 		return fmt.Sprint(a["model"], a["probs"], a["subgraphs"], a["graph_version"])
 	}
@@ -226,4 +212,14 @@ func TestServeReplica_NewModels(t *testing.T) {
 			t.Errorf("serve: %v", err)
 		}
 	}
+}
+
+// getPrediction is GET base/v1/nodes/id/prediction, which must answer 200.
+func getPrediction(t *testing.T, base string, id int64) map[string]any {
+	t.Helper()
+	code, body := httpJSON(t, "GET", fmt.Sprintf("%s/v1/nodes/%d/prediction", base, id), "")
+	if code != http.StatusOK {
+		t.Fatalf("%s prediction of %d: %d %v", base, id, code, body)
+	}
+	return body
 }
