@@ -9,6 +9,9 @@ difference from w/o Diffusion when the run has it.
 
     python3 docs/results/standing.py [-v] RUN.json [RUN.json ...]
 
+RUN may join runs of other seeds with '+' (nba-rate.json+nba-30.json):
+their seeds are pooled, keeping the variants every part has.
+
 Standard library only.
 """
 import json, statistics, sys
@@ -18,12 +21,27 @@ from paired import ci, fmt
 KEYS = ('acc', 'auc', 'macro_f1', 'dp', 'eo')
 
 
+def load(spec):
+    """One run, or runs of other seeds joined with '+', pooled."""
+    parts = [json.load(open(p)) for p in spec.split('+')]
+    seeds = [s for r in parts for s in r['seeds']]
+    if len(set(seeds)) != len(seeds):
+        sys.exit('%s: a seed appears twice' % spec)
+    names = [x['name'] for x in parts[0]['variants'] if all(
+        any(y['name'] == x['name'] and 'acc' in y for y in r['variants']) for r in parts)]
+    variants = []
+    for n in names:
+        vs = [next(y for y in r['variants'] if y['name'] == n) for r in parts]
+        variants.append(dict(name=n, **{k: {'per_seed': [z for v in vs for z in v[k]['per_seed']]} for k in KEYS}))
+    return {'seeds': seeds, 'variants': variants}
+
+
 def main(args):
     verbose = '-v' in args
     for path in [a for a in args if a != '-v']:
-        run = json.load(open(path))
+        run = load(path)
         v = {x['name']: x for x in run['variants']}
-        print('%s (seeds %d–%d)' % (path, run['seeds'][0], run['seeds'][-1]))
+        print('%s (%d seeds, %d–%d)' % (path, len(run['seeds']), min(run['seeds']), max(run['seeds'])))
         for name, x in v.items():
             if 'acc' not in x:
                 continue
