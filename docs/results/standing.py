@@ -10,7 +10,11 @@ difference from w/o Diffusion when the run has it.
     python3 docs/results/standing.py [-v] RUN.json [RUN.json ...]
 
 RUN may join runs of other seeds with '+' (nba-rate.json+nba-30.json):
-their seeds are pooled, keeping the variants every part has.
+their seeds are pooled, keeping the variants every part has. A part may
+itself join runs of the same seeds with ',' (nba-budget-30.json,nba-30.json):
+each variant is taken from the first of them that has it, e.g. fasd from a
+run with another setting and the GCN from the run beside it (variants of
+one seed are trained independently, so this pairs them as one run would).
 
 Standard library only.
 """
@@ -21,9 +25,25 @@ from paired import ci, fmt
 KEYS = ('acc', 'auc', 'macro_f1', 'dp', 'eo')
 
 
+def load_part(spec):
+    """One run, or runs of the same seeds joined with ',' (the first
+    that has a variant gives it)."""
+    runs = [json.load(open(p)) for p in spec.split(',')]
+    for r in runs[1:]:
+        if r['seeds'] != runs[0]['seeds']:
+            sys.exit('%s: the runs joined with "," have other seeds' % spec)
+    out, seen = {'seeds': runs[0]['seeds'], 'variants': []}, set()
+    for r in runs:
+        for v in r['variants']:
+            if v['name'] not in seen and 'acc' in v:
+                seen.add(v['name'])
+                out['variants'].append(v)
+    return out
+
+
 def load(spec):
     """One run, or runs of other seeds joined with '+', pooled."""
-    parts = [json.load(open(p)) for p in spec.split('+')]
+    parts = [load_part(p) for p in spec.split('+')]
     seeds = [s for r in parts for s in r['seeds']]
     if len(set(seeds)) != len(seeds):
         sys.exit('%s: a seed appears twice' % spec)
