@@ -5,7 +5,7 @@ difference from the GCN of the same run (mean and 95 % Student t interval
 over the seeds, ×100) for Acc, AUC, macro-F1, ΔDP and ΔEO, with the
 issue's two targets: Acc − GCN ≥ −0.5 with the interval's lower bound above
 −2 ("acc"), and ΔDP and ΔEO both significantly lower ("fair"); fasd's
-difference from w/o Diffusion when the run has it.
+difference from w/o Diffusion and from the MLP when the run has them.
 
     python3 docs/results/standing.py [-v] RUN.json [RUN.json ...]
 
@@ -70,11 +70,11 @@ def main(args):
             if verbose:
                 for k in KEYS:
                     print('      %-8s %s' % (k, ' '.join('%.2f' % y for y in x[k]['per_seed'])))
-        for ref in ('gcn', 'no_diffusion'):
+        for ref in ('gcn', 'no_diffusion', 'mlp'):
             if ref not in v:
                 continue
             for name in v:
-                if name == ref or 'acc' not in v[name] or (ref == 'no_diffusion' and name != 'fasd'):
+                if name == ref or 'acc' not in v[name] or (ref != 'gcn' and name != 'fasd'):
                     continue
                 d = {k: [a - b for a, b in zip(v[name][k]['per_seed'], v[ref][k]['per_seed'])] for k in KEYS}
                 line = '  %-13s − %-12s ' % (name, ref) + '  '.join('%s %s' % (k, fmt(d[k])) for k in KEYS)
