@@ -21,6 +21,10 @@ type GCNNetConfig struct {
 	FC      []int   // hidden FC widths
 	Out     int     // output width (1 for a binary logit, 2 for class logits)
 	Dropout float64 // dropout probability after each hidden layer, in [0, 1)
+	// Root gives every GCN layer a root weight (Â·H·W + H·R + b, see
+	// NewGCNRoot), so a node's own features reach the output undiluted
+	// by its neighbours' however many it has.
+	Root bool
 }
 
 // GSenConfig is g_sen (docs/method.md §3): GCN D→64, GCN 64→32, FC 32→16,
@@ -75,7 +79,12 @@ func NewGCNNet[T tensor.Float](cfg GCNNetConfig, rng *rand.Rand) (*GCNNet[T], er
 	m := &GCNNet[T]{Config: cfg}
 	in := cfg.In
 	for i, w := range cfg.GCN {
-		m.GCNs = append(m.GCNs, NewGCN[T](fmt.Sprintf("gcn%d", i), in, w, rng))
+		name := fmt.Sprintf("gcn%d", i)
+		if cfg.Root {
+			m.GCNs = append(m.GCNs, NewGCNRoot[T](name, in, w, rng))
+		} else {
+			m.GCNs = append(m.GCNs, NewGCN[T](name, in, w, rng))
+		}
 		in = w
 	}
 	for i, w := range append(append([]int(nil), cfg.FC...), cfg.Out) {

@@ -104,7 +104,9 @@ func TestNetworks_Grad(t *testing.T) {
 	netCheck(t, "ScoreA", sa.Params(), g, 6, func(tp *autodiff.Tape[float64], x, a *autodiff.Var[float64]) *autodiff.Var[float64] {
 		return sa.Forward(tp, x, a, g.Mask)
 	})
-	for _, cfg := range []GCNNetConfig{GSenConfig(3), ClassifierConfig(3)} {
+	root := ClassifierConfig(3)
+	root.Root = true
+	for _, cfg := range []GCNNetConfig{GSenConfig(3), ClassifierConfig(3), root} {
 		net, err := NewGCNNet[float64](cfg, rng)
 		if err != nil {
 			t.Fatal(err)

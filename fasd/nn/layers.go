@@ -53,9 +53,13 @@ func (l *Linear[T]) ForwardChan(t *Tape[T], x *Var[T]) *Var[T] {
 func (l *Linear[T]) Params() []*Param[T] { return []*Param[T]{l.W, l.B} }
 
 // GCN is the dense GCN layer of docs/method.md §3: Â·(H·W) + b with Â from
-// Tape.GCNNorm; W is Glorot-uniform (±√(6/(in+out))), b = 0.
+// Tape.GCNNorm; W is Glorot-uniform (±√(6/(in+out))), b = 0. With a root
+// weight R (NewGCNRoot) it is Â·(H·W) + H·R + b: every node also keeps a
+// map of its own representation that no neighbour dilutes (the root
+// weight of GraphConv and GraphSAGE).
 type GCN[T tensor.Float] struct {
 	W, B *Param[T]
+	R    *Param[T] // nil: no root path
 }
 
 // NewGCN returns a Glorot-initialised GCN layer.
@@ -65,13 +69,33 @@ func NewGCN[T tensor.Float](name string, in, out int, rng *rand.Rand) *GCN[T] {
 	return g
 }
 
-// Forward computes Â·(h·W) + b; ahat is the normalised adjacency (B, N, N).
-func (g *GCN[T]) Forward(t *Tape[T], ahat, h *Var[T]) *Var[T] {
-	return t.GCNProp(ahat, t.Linear(h, t.Param(g.W), nil), t.Param(g.B))
+// NewGCNRoot returns a Glorot-initialised GCN layer with a root weight R
+// (in×out), drawn from rng after W like a PyTorch-default Linear weight
+// (uniform in ±1/√in).
+func NewGCNRoot[T tensor.Float](name string, in, out int, rng *rand.Rand) *GCN[T] {
+	g := NewGCN[T](name, in, out, rng)
+	g.R = autodiff.NewParam[T](name+".R", in, out)
+	uniformFill(g.R.Value.Data, 1/math.Sqrt(float64(in)), rng)
+	return g
 }
 
-// Params returns W and b.
-func (g *GCN[T]) Params() []*Param[T] { return []*Param[T]{g.W, g.B} }
+// Forward computes Â·(h·W) + b, plus h·R with a root weight; ahat is the
+// normalised adjacency (B, N, N).
+func (g *GCN[T]) Forward(t *Tape[T], ahat, h *Var[T]) *Var[T] {
+	out := t.GCNProp(ahat, t.Linear(h, t.Param(g.W), nil), t.Param(g.B))
+	if g.R == nil {
+		return out
+	}
+	return t.Add(out, t.Linear(h, t.Param(g.R), nil))
+}
+
+// Params returns W and b, then R if the layer has one.
+func (g *GCN[T]) Params() []*Param[T] {
+	if g.R == nil {
+		return []*Param[T]{g.W, g.B}
+	}
+	return []*Param[T]{g.W, g.B, g.R}
+}
 
 // MLP is a stack of Linear layers with an activation between consecutive
 // layers and none after the last.

@@ -58,12 +58,58 @@ func testNets(t *testing.T, d int) []anyNet {
 	sa, err2 := NewScoreA[float64](DefaultScoreAConfig(d), rng)
 	gs, err3 := NewGCNNet[float64](GSenConfig(d), rng)
 	f, err4 := NewGCNNet[float64](ClassifierConfig(d), rng)
-	for _, err := range []error{err1, err2, err3, err4} {
+	rootCfg := ClassifierConfig(d)
+	rootCfg.Root = true
+	fr, err5 := NewGCNNet[float64](rootCfg, rng)
+	for _, err := range []error{err1, err2, err3, err4, err5} {
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	return []anyNet{sxNet{sx}, saNet{sa}, gcNet{gs, "GSen"}, gcNet{f, "Classifier"}}
+	return []anyNet{sxNet{sx}, saNet{sa}, gcNet{gs, "GSen"}, gcNet{f, "Classifier"}, gcNet{fr, "Classifier/root"}}
+}
+
+// ensure that the root weight is an addition to the GCN layer and nothing
+// else: a root network whose R are zero computes what the plain network
+// with the same W and b computes (gradients: TestNetworks_Grad).
+func TestGCNNet_RootPath(t *testing.T) {
+	const n, d = 6, 4
+	rng := rand.New(rand.NewPCG(8, 1))
+	g := randBatch[float64](rng, n, d, []int{6, 4}, 0.3)
+	plainCfg := ClassifierConfig(d)
+	rootCfg := plainCfg
+	rootCfg.Root = true
+	plain, err := NewGCNNet[float64](plainCfg, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := NewGCNNet[float64](rootCfg, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(root.Params()), len(plain.Params())+len(plain.GCNs); got != want {
+		t.Fatalf("root network has %d parameters, want %d (one R per GCN layer)", got, want)
+	}
+	for i, gl := range root.GCNs {
+		copy(gl.W.Value.Data, plain.GCNs[i].W.Value.Data)
+		copy(gl.B.Value.Data, plain.GCNs[i].B.Value.Data)
+		clear(gl.R.Value.Data)
+	}
+	for i, l := range root.FCs {
+		copy(l.W.Value.Data, plain.FCs[i].W.Value.Data)
+		copy(l.B.Value.Data, plain.FCs[i].B.Value.Data)
+	}
+	tp := autodiff.NewTape[float64]()
+	want := gcNet{plain, "plain"}.run(tp, g)
+	got := gcNet{root, "root"}.run(tp, g)
+	for i := range want.Data {
+		if got.Data[i] != want.Data[i] {
+			t.Fatalf("R = 0: out[%d] = %v, plain GCN %v", i, got.Data[i], want.Data[i])
+		}
+	}
+	if rootCfg.Validate() != nil || len(root.GCNs[0].Params()) != 3 || len(plain.GCNs[0].Params()) != 2 {
+		t.Fatal("layer parameter lists: want W, b, R with a root weight and W, b without")
+	}
 }
 
 // ensure that s_θ, s_φ, g_sen and f are permutation-equivariant:

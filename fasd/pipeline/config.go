@@ -218,6 +218,12 @@ type ClassifierConfig struct {
 	// roots alone, a root predicted from its own subgraph; evaluation
 	// only, the query engine serves the average).
 	Readout string `toml:"readout"`
+	// Arch is f's layer type: "gcn" (the paper, Â·H·W + b) or "root"
+	// (Â·H·W + H·R + b: every GCN layer also maps a node's own
+	// representation, so f can keep what a node's features say where
+	// mixing in its neighbours does not help). The w/o-Diffusion
+	// classifier shares it.
+	Arch string `toml:"arch"`
 	// Schedule is "epochs" (every epoch visits every subgraph and then
 	// validates on all of them) or "budget" (Budget subgraph-steps of
 	// mini-batches drawn from the shuffled subgraphs, cycling, validated
@@ -378,7 +384,7 @@ func Preset(name string) (Config, error) {
 			Reverse: "sde", GuideSteps: 3, GuideTol: 0.05, GuideNet: GuideGSen, GuideRounds: 1,
 		},
 		Classifier: ClassifierConfig{Epochs: 500, LR: 1e-3, WeightDecay: 1e-4, Batch: 64, Dropout: 0.3, Hidden: 64, Decision: string(DecisionHalf), Select: string(SelectAcc),
-			Readout: string(ReadoutMean), FallbackFASD: string(FallbackOff)},
+			Readout: string(ReadoutMean), FallbackFASD: string(FallbackOff), Arch: string(ArchGCN)},
 		Baseline: TrainConfig{Epochs: 500, LR: 1e-3, WeightDecay: 1e-4, Dropout: 0.3, Hidden: 64},
 	}
 	c.Classifier.Schedule, c.Classifier.Evals, c.Classifier.EvalPatience, c.Classifier.ValCap = ClassEpochs, 20, 5, 2000

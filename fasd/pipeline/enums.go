@@ -95,6 +95,19 @@ const (
 	ReadoutRoot Readout = "root"
 )
 
+// Arch is the value of classifier.arch: the layers of f (and of the
+// w/o-Diffusion classifier, which always shares f's architecture).
+type Arch string
+
+const (
+	// ArchGCN is the paper's f: GCN layers Â·H·W + b (§10).
+	ArchGCN Arch = "gcn"
+	// ArchRoot adds a root weight to every GCN layer, Â·H·W + H·R + b
+	// (GraphConv, GraphSAGE): a node's own features keep a path of their
+	// own however many neighbours share its subgraph.
+	ArchRoot Arch = "root"
+)
+
 // FallbackFASD is the value of classifier.fallback_fasd: when fasd serves
 // the w/o-Diffusion classifier instead of the debiased one.
 type FallbackFASD string
@@ -171,6 +184,7 @@ var enums = []struct {
 	{"classifier.decision", names(DecisionHalf, DecisionPrior, DecisionPlatt, DecisionValAcc, DecisionRate)},
 	{"classifier.select", names(SelectAcc, SelectAUC, SelectFair)},
 	{"classifier.readout", names(ReadoutMean, ReadoutRoot)},
+	{"classifier.arch", names(ArchGCN, ArchRoot)},
 	{"classifier.fallback_fasd", names(FallbackOff, FallbackCheck, FallbackSignificant)},
 	{"classifier.schedule", names(ClassEpochs, ClassBudget)},
 }

@@ -94,10 +94,12 @@ func gsenArch(cfg *Config, d int) nn.GCNNetConfig {
 	return nn.GCNNetConfig{In: d, GCN: []int{h, max(1, h/2)}, FC: []int{max(1, h/4)}, Out: 1, Dropout: cfg.Sens.Dropout}
 }
 
-// classifierArch is f's architecture (§10): GCN h → GCN h → FC h → 2.
+// classifierArch is f's architecture (§10): GCN h → GCN h → FC h → 2, the
+// GCN layers with root weights under classifier.arch = "root".
 func classifierArch(cfg *Config, d int) nn.GCNNetConfig {
 	h := cfg.Classifier.Hidden
-	return nn.GCNNetConfig{In: d, GCN: []int{h, h}, FC: []int{h}, Out: 2, Dropout: cfg.Classifier.Dropout}
+	return nn.GCNNetConfig{In: d, GCN: []int{h, h}, FC: []int{h}, Out: 2, Dropout: cfg.Classifier.Dropout,
+		Root: Arch(cfg.Classifier.Arch) == ArchRoot}
 }
 
 func scoreXArch(cfg *Config, d int) nn.ScoreXConfig {
@@ -257,7 +259,7 @@ func UnmarshalModels(b []byte) (*Models, error) {
 	// Bundles written before a key existed decode with that key's
 	// behaviour of the time: the paper's epochs schedule and reverse SDE.
 	cfg := Config{
-		Classifier: ClassifierConfig{Decision: string(DecisionHalf), Select: string(SelectAcc), Readout: string(ReadoutMean), FallbackFASD: string(FallbackOff)},
+		Classifier: ClassifierConfig{Decision: string(DecisionHalf), Select: string(SelectAcc), Readout: string(ReadoutMean), FallbackFASD: string(FallbackOff), Arch: string(ArchGCN)},
 		Score:      ScoreConfig{Schedule: "epochs", Evals: 20, HoldOut: 0.1},
 		Debias:     DebiasConfig{Reverse: "sde", GuideSteps: 3, GuideTol: 0.05, GuideNet: "gsen", GuideRounds: 1},
 	}

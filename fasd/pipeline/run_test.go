@@ -68,12 +68,20 @@ func TestRun_AllVariantsDeterministic(t *testing.T) {
 }
 
 // ensure that the model bundle round-trips and that an Engine built from
-// the decoded bundle debiases and classifies exactly like the pipeline.
+// the decoded bundle debiases and classifies exactly like the pipeline,
+// for f with and without root weights.
 func TestModels_RoundTripSamePath(t *testing.T) {
+	for _, arch := range []Arch{ArchGCN, ArchRoot} {
+		t.Run(string(arch), func(t *testing.T) { testModelsRoundTrip(t, arch) })
+	}
+}
+
+func testModelsRoundTrip(t *testing.T, arch Arch) {
 	g := newToyGraph(150, 6, 8, 0.8, 0.4, 0.8, 2)
 	in := g.input(t, 5, 5)
 	cfg := fastConfig(t)
 	cfg.Seed = 5
+	cfg.Classifier.Arch = string(arch)
 	res, err := Run(context.Background(), cfg, in, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +93,9 @@ func TestModels_RoundTripSamePath(t *testing.T) {
 	m, err := UnmarshalModels(b)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got, want := m.F.Config.Root, arch == ArchRoot; got != want {
+		t.Fatalf("decoded f has root weights %v, want %v", got, want)
 	}
 	if m.FeatureHash != FeatureHash(in.FeatureNames) || m.D != in.D || m.Config.TOML() != cfg.TOML() {
 		t.Fatalf("header mismatch: %q %d", m.FeatureHash, m.D)
