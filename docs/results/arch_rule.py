@@ -39,7 +39,7 @@ def main(args):
             for k in ('dp', 'eo'):
                 if ci(d[k])[1] > 0:
                     fails.append('%s %s %s significantly higher' % (cp, name, k))
-            if name == 'fasd' and ci(d['acc'])[0] > 0:
+            if name == 'fasd' and ci(d['acc'])[1] > 0:  # the CI's lower bound
                 gains.append(cp)
         if 'no_diffusion' in c:
             dd = {k: [c['fasd'][k][s] - c['no_diffusion'][k][s] for s in seeds] for k in ('dp', 'eo')}
