@@ -7,9 +7,9 @@ paper's f), both `fasd eval --json` output.
 
 Standard library only.
 """
-import statistics, sys
+import sys
 
-from fbudget_rule import KEYS, load
+from fbudget_rule import judge, load
 from paired import ci, fmt
 
 
@@ -28,17 +28,7 @@ def main(args):
                 print('  %s: missing in one arm' % name)
                 fails.append('%s %s missing' % (cp, name))
                 continue
-            d = {k: [c[name][k][s] - b[name][k][s] for s in seeds] for k in KEYS}
-            print('  %-12s root − gcn: ' % name + '  '.join('%s %s' % (k, fmt(d[k])) for k in KEYS))
-            if verbose:
-                for k in KEYS:
-                    print('      %-8s %s' % (k, ' '.join('%+.2f' % x for x in d[k])))
-            for k, floor in (('acc', -0.5), ('auc', -1), ('macro_f1', -1)):
-                if statistics.mean(d[k]) < floor:
-                    fails.append('%s %s %s %+.2f' % (cp, name, k, statistics.mean(d[k])))
-            for k in ('dp', 'eo'):
-                if ci(d[k])[1] > 0:
-                    fails.append('%s %s %s significantly higher' % (cp, name, k))
+            d = judge(b, c, seeds, name, 'root − gcn', cp, fails, verbose)
             if name == 'fasd' and ci(d['acc'])[1] > 0:  # the CI's lower bound
                 gains.append(cp)
         if 'no_diffusion' in c:

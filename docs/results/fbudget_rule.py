@@ -29,6 +29,25 @@ def load(spec):
     return out
 
 
+def judge(b, c, seeds, name, label, tag, fails, verbose):
+    """Print candidate − baseline of variant name over seeds, append to
+    fails what breaks the rule's accuracy floors (mean Acc ≥ −0.5, AUC and
+    macro-F1 ≥ −1) or its fairness condition (no ΔDP or ΔEO CI above 0),
+    and return the per-seed differences."""
+    d = {k: [c[name][k][s] - b[name][k][s] for s in seeds] for k in KEYS}
+    print('  %-12s %s: ' % (name, label) + '  '.join('%s %s' % (k, fmt(d[k])) for k in KEYS))
+    if verbose:
+        for k in KEYS:
+            print('      %-8s %s' % (k, ' '.join('%+.2f' % x for x in d[k])))
+    for k, floor in (('acc', -0.5), ('auc', -1), ('macro_f1', -1)):
+        if statistics.mean(d[k]) < floor:
+            fails.append('%s %s %s %+.2f' % (tag, name, k, statistics.mean(d[k])))
+    for k in ('dp', 'eo'):
+        if ci(d[k])[1] > 0:
+            fails.append('%s %s %s significantly higher' % (tag, name, k))
+    return d
+
+
 def main(args):
     verbose = '-v' in args
     args = [a for a in args if a != '-v']
@@ -44,17 +63,7 @@ def main(args):
                 print('  %s: missing in one arm' % name)
                 fails.append('%s %s missing' % (cp, name))
                 continue
-            d = {k: [c[name][k][s] - b[name][k][s] for s in seeds] for k in KEYS}
-            print('  %-12s budget − epochs: ' % name + '  '.join('%s %s' % (k, fmt(d[k])) for k in KEYS))
-            if verbose:
-                for k in KEYS:
-                    print('      %-8s %s' % (k, ' '.join('%+.2f' % x for x in d[k])))
-            for k, floor in (('acc', -0.5), ('auc', -1), ('macro_f1', -1)):
-                if statistics.mean(d[k]) < floor:
-                    fails.append('%s %s %s %+.2f' % (cp, name, k, statistics.mean(d[k])))
-            for k in ('dp', 'eo'):
-                if ci(d[k])[1] > 0:
-                    fails.append('%s %s %s significantly higher' % (cp, name, k))
+            judge(b, c, seeds, name, 'budget − epochs', cp, fails, verbose)
     print('adopt' if not fails else 'keep as an option: ' + '; '.join(fails))
 
 
