@@ -29,11 +29,30 @@ def load(spec):
     return out
 
 
+def runs(args, prog):
+    """Parse [-v] BASE CAND [BASE CAND ...]; yield (verbose, cand path,
+    base, cand, seeds) per pair after printing its heading."""
+    verbose = '-v' in args
+    args = [a for a in args if a != '-v']
+    if len(args) < 2 or len(args) % 2:
+        sys.exit('usage: %s [-v] BASE CAND [BASE CAND ...]' % prog)
+    for bp, cp in zip(args[::2], args[1::2]):
+        b, c = load(bp), load(cp)
+        seeds = sorted(c['fasd']['acc'])
+        print('%s vs %s (seeds %d–%d)' % (cp, bp, seeds[0], seeds[-1]))
+        yield verbose, cp, b, c, seeds
+
+
 def judge(b, c, seeds, name, label, tag, fails, verbose):
     """Print candidate − baseline of variant name over seeds, append to
     fails what breaks the rule's accuracy floors (mean Acc ≥ −0.5, AUC and
     macro-F1 ≥ −1) or its fairness condition (no ΔDP or ΔEO CI above 0),
-    and return the per-seed differences."""
+    and return the per-seed differences (None if an arm lacks the
+    variant)."""
+    if name not in b or name not in c:
+        print('  %s: missing in one arm' % name)
+        fails.append('%s %s missing' % (tag, name))
+        return None
     d = {k: [c[name][k][s] - b[name][k][s] for s in seeds] for k in KEYS}
     print('  %-12s %s: ' % (name, label) + '  '.join('%s %s' % (k, fmt(d[k])) for k in KEYS))
     if verbose:
@@ -49,20 +68,9 @@ def judge(b, c, seeds, name, label, tag, fails, verbose):
 
 
 def main(args):
-    verbose = '-v' in args
-    args = [a for a in args if a != '-v']
-    if len(args) < 2 or len(args) % 2:
-        sys.exit('usage: fbudget_rule.py [-v] BASE CAND [BASE CAND ...]')
     fails = []
-    for bp, cp in zip(args[::2], args[1::2]):
-        b, c = load(bp), load(cp)
-        seeds = sorted(c['fasd']['acc'])
-        print('%s vs %s (seeds %d–%d)' % (cp, bp, seeds[0], seeds[-1]))
+    for verbose, cp, b, c, seeds in runs(args, 'fbudget_rule.py'):
         for name in ('fasd', 'no_diffusion'):
-            if name not in b or name not in c:
-                print('  %s: missing in one arm' % name)
-                fails.append('%s %s missing' % (cp, name))
-                continue
             judge(b, c, seeds, name, 'budget − epochs', cp, fails, verbose)
     print('adopt' if not fails else 'keep as an option: ' + '; '.join(fails))
 
