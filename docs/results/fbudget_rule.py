@@ -17,7 +17,8 @@ KEYS = ('acc', 'auc', 'macro_f1', 'dp', 'eo')
 
 
 def load(spec):
-    """{variant: {key: {seed: value}}} from one or more '+'-joined files."""
+    """{variant: {key: {seed: value}}} from one or more '+'-joined files
+    (key 'arch' too where the run chose f's architecture)."""
     out = {}
     for p in spec.split('+'):
         d = json.load(open(p))
@@ -26,6 +27,8 @@ def load(spec):
             for k in KEYS:
                 for s, x in zip(d['seeds'], v[k]['per_seed']):
                     slot.setdefault(k, {}).setdefault(s, x)
+            for s, a in zip(d['seeds'], v.get('arch', [])):  # classifier.arch = "auto"
+                slot.setdefault('arch', {}).setdefault(s, a)
     return out
 
 

@@ -81,6 +81,9 @@ type VariantResult struct {
 	ValAUC Num `json:"val_auc"`
 	// Val are the selected epoch's metrics on the validation nodes.
 	Val Metrics `json:"val"`
+	// Arch is the architecture classifier.arch = "auto" chose for f
+	// ("gcn" or "root"); absent under the other values.
+	Arch string `json:"arch,omitempty"`
 	// FellBack is set on fasd_gcn (classifier.fallback) and fasd
 	// (classifier.fallback_fasd) when the check chose the undebiased model
 	// (see ClassifierConfig.Fallback): the result is then that model's
@@ -457,6 +460,9 @@ func newClassifierRun(cfg *Config, v *view, d int, w *nn.Workers[float32], ev *e
 // selected weights.
 func trainClassifier(ctx context.Context, cfg *Config, v *view, d int, w *nn.Workers[float32], ev *evalData,
 	variant Variant, initSeed, trainSeed uint64, rep *reporter) (*nn.GCNNet[float32], VariantResult, error) {
+	if Arch(cfg.Classifier.Arch) == ArchAuto {
+		return trainClassifierAuto(ctx, cfg, v, d, w, ev, variant, initSeed, trainSeed, rep)
+	}
 	if cfg.Classifier.Schedule == ClassBudget {
 		return trainClassifierBudget(ctx, cfg, v, d, w, ev, variant, initSeed, trainSeed, rep)
 	}

@@ -218,11 +218,14 @@ type ClassifierConfig struct {
 	// roots alone, a root predicted from its own subgraph; evaluation
 	// only, the query engine serves the average).
 	Readout string `toml:"readout"`
-	// Arch is f's layer type: "gcn" (the paper, Â·H·W + b) or "root"
+	// Arch is f's layer type: "gcn" (the paper, Â·H·W + b), "root"
 	// (Â·H·W + H·R + b: every GCN layer also maps a node's own
 	// representation, so f can keep what a node's features say where
-	// mixing in its neighbours does not help). The w/o-Diffusion
-	// classifier shares it.
+	// mixing in its neighbours does not help), or "auto" (train both and
+	// keep "root" only where the validation nodes show it significantly
+	// better by AUC and no less fair; docs/method.md §10). The
+	// w/o-Diffusion classifier shares it (under "auto" it chooses for
+	// itself).
 	Arch string `toml:"arch"`
 	// Schedule is "epochs" (every epoch visits every subgraph and then
 	// validates on all of them) or "budget" (Budget subgraph-steps of

@@ -106,6 +106,11 @@ const (
 	// (GraphConv, GraphSAGE): a node's own features keep a path of their
 	// own however many neighbours share its subgraph.
 	ArchRoot Arch = "root"
+	// ArchAuto trains f both ways on the same subgraphs and seeds and
+	// keeps the root weights only when the validation nodes show them
+	// significantly better and no less fair (rootBetterOnValidation); the
+	// w/o-Diffusion classifier chooses for itself the same way.
+	ArchAuto Arch = "auto"
 )
 
 // FallbackFASD is the value of classifier.fallback_fasd: when fasd serves
@@ -184,7 +189,7 @@ var enums = []struct {
 	{"classifier.decision", names(DecisionHalf, DecisionPrior, DecisionPlatt, DecisionValAcc, DecisionRate)},
 	{"classifier.select", names(SelectAcc, SelectAUC, SelectFair)},
 	{"classifier.readout", names(ReadoutMean, ReadoutRoot)},
-	{"classifier.arch", names(ArchGCN, ArchRoot)},
+	{"classifier.arch", names(ArchGCN, ArchRoot, ArchAuto)},
 	{"classifier.fallback_fasd", names(FallbackOff, FallbackCheck, FallbackSignificant)},
 	{"classifier.schedule", names(ClassEpochs, ClassBudget)},
 }

@@ -376,6 +376,9 @@ func estimateShapes(cfg, sc *Config, m, ms int, fCover float64) map[Stage]stageS
 		fs = stageShape{epochs: steps / nb, maxEpochs: float64(p.steps) / nb, trainScale: float64(m) / float64(ms),
 			evalN: cover, checks: checks + float64(m)/cover, maxChecks: float64(p.evals) + float64(m)/cover}
 	}
+	if Arch(cfg.Classifier.Arch) == ArchAuto { // both architectures, one after the other
+		fs.epochs, fs.maxEpochs, fs.checks, fs.maxChecks = 2*fs.epochs, 2*fs.maxEpochs, 2*fs.checks, 2*fs.maxChecks
+	}
 	out[StageClassifier], out[StageNoDiffusion], out[StageClassNoFair] = fs, fs, fs
 	// The GCN trains on the full graph either way.
 	be := expectEpochsUniform(cfg.Baseline.Epochs, cfg.Baseline.Patience)

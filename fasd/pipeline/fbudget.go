@@ -59,6 +59,15 @@ func planClassifier(fc *ClassifierConfig, m int) fPlan {
 // the other stages that train f) for m subgraphs: epochs, or optimizer
 // steps under the "budget" schedule.
 func ClassifierUnits(cfg *Config, m int) int {
+	n := 1
+	if Arch(cfg.Classifier.Arch) == ArchAuto {
+		n = 2 // both architectures, one after the other
+	}
+	return n * classifierArmUnits(cfg, m)
+}
+
+// classifierArmUnits is ClassifierUnits for one network.
+func classifierArmUnits(cfg *Config, m int) int {
 	if cfg.Classifier.Schedule == ClassBudget {
 		return planClassifier(&cfg.Classifier, m).steps
 	}

@@ -329,6 +329,12 @@ type reporter struct {
 	stage   Stage
 	total   int
 	epochs  int // epochs (passes) reported in the current stage
+	// base is added to the progress reported in the current stage, and
+	// estimates are scaled by estMul (when > 0) or dropped (when < 0):
+	// a stage that trains two networks one after the other
+	// (classifier.arch = "auto") reports one progress from 0 to total.
+	base   int
+	estMul float64
 	// evals, when set, receives the timing of every held-out or
 	// validation evaluation (EstimateRun calibrates on them).
 	evals *[]evalTiming
@@ -356,7 +362,7 @@ func (r *reporter) timed(n int, fn func() error) error {
 }
 
 func (r *reporter) begin(s Stage, total int) {
-	r.stage, r.total, r.start, r.epochs = s, total, time.Now(), 0
+	r.stage, r.total, r.start, r.epochs, r.base, r.estMul = s, total, time.Now(), 0, 0, 0
 	if r.cb.StageStart != nil {
 		r.cb.StageStart(s, total)
 	}
@@ -364,11 +370,17 @@ func (r *reporter) begin(s Stage, total int) {
 
 func (r *reporter) progress(done int) {
 	if r.cb.Progress != nil {
-		r.cb.Progress(r.stage, done, r.total)
+		r.cb.Progress(r.stage, r.base+done, r.total)
 	}
 }
 
 func (r *reporter) estimate(d time.Duration) {
+	if r.estMul < 0 {
+		return
+	}
+	if r.estMul > 0 {
+		d = time.Duration(float64(d) * r.estMul)
+	}
 	if r.cb.Estimate != nil {
 		r.cb.Estimate(r.stage, d)
 	}

@@ -95,11 +95,16 @@ func gsenArch(cfg *Config, d int) nn.GCNNetConfig {
 }
 
 // classifierArch is f's architecture (§10): GCN h → GCN h → FC h → 2, the
-// GCN layers with root weights under classifier.arch = "root".
+// GCN layers with root weights under classifier.arch = "root" (under
+// "auto" the paper's layers: the arm trained first, see trainClassifierAuto).
 func classifierArch(cfg *Config, d int) nn.GCNNetConfig {
+	return classifierArchRoot(cfg, d, Arch(cfg.Classifier.Arch) == ArchRoot)
+}
+
+// classifierArchRoot is classifierArch with the root weights on or off.
+func classifierArchRoot(cfg *Config, d int, root bool) nn.GCNNetConfig {
 	h := cfg.Classifier.Hidden
-	return nn.GCNNetConfig{In: d, GCN: []int{h, h}, FC: []int{h}, Out: 2, Dropout: cfg.Classifier.Dropout,
-		Root: Arch(cfg.Classifier.Arch) == ArchRoot}
+	return nn.GCNNetConfig{In: d, GCN: []int{h, h}, FC: []int{h}, Out: 2, Dropout: cfg.Classifier.Dropout, Root: root}
 }
 
 func scoreXArch(cfg *Config, d int) nn.ScoreXConfig {
@@ -151,6 +156,11 @@ type bundleHeader struct {
 	Threshold *float64 `json:"threshold,omitempty"`
 	// FellBack is Models.FellBack; absent when false.
 	FellBack bool `json:"fell_back,omitempty"`
+	// FRoot and FBaseRoot say whether f and f_base have root weights;
+	// written under classifier.arch = "auto" alone, where each network
+	// made its own choice (otherwise the config says).
+	FRoot     *bool `json:"f_root,omitempty"`
+	FBaseRoot *bool `json:"f_base_root,omitempty"`
 }
 
 // MarshalBinary encodes the bundle:
@@ -172,6 +182,16 @@ func (m *Models) MarshalBinary() ([]byte, error) {
 	if m.Threshold > 0 && m.Threshold < 1 {
 		t := m.Threshold
 		hdr.Threshold = &t
+	}
+	if Arch(m.Config.Classifier.Arch) == ArchAuto {
+		if m.F != nil {
+			r := m.F.Config.Root
+			hdr.FRoot = &r
+		}
+		if m.FBase != nil {
+			r := m.FBase.Config.Root
+			hdr.FBaseRoot = &r
+		}
 	}
 	var parts [][]*nn.Param[float32]
 	for _, p := range m.parts() {
@@ -198,6 +218,40 @@ func (m *Models) MarshalBinary() ([]byte, error) {
 	sum := sha256.Sum256(buf.Bytes())
 	buf.Write(sum[:])
 	return buf.Bytes(), nil
+}
+
+// resolveArch rebuilds f and f_base with the architecture the header
+// records for each under classifier.arch = "auto" (newModels built the
+// paper's); a header without the record for a stored network is refused.
+func (m *Models) resolveArch(hdr *bundleHeader, has map[string]bool) error {
+	auto := Arch(m.Config.Classifier.Arch) == ArchAuto
+	if !auto {
+		if hdr.FRoot != nil || hdr.FBaseRoot != nil {
+			return fmt.Errorf("%w: f_root or f_base_root with classifier.arch = %q", ErrModels, m.Config.Classifier.Arch)
+		}
+		return nil
+	}
+	for _, n := range []struct {
+		part string
+		root *bool
+		net  **nn.GCNNet[float32]
+	}{{"f", hdr.FRoot, &m.F}, {"f_base", hdr.FBaseRoot, &m.FBase}} {
+		if !has[n.part] {
+			continue
+		}
+		if n.root == nil {
+			return fmt.Errorf("%w: classifier.arch = \"auto\" without the architecture of %s", ErrModels, n.part)
+		}
+		if !*n.root {
+			continue
+		}
+		net, err := nn.NewGCNNet[float32](classifierArchRoot(&m.Config, m.D, true), rand.New(rand.NewPCG(0, 0)))
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrModels, err)
+		}
+		*n.net = net
+	}
+	return nil
 }
 
 type modelPart struct {
@@ -300,6 +354,9 @@ func UnmarshalModels(b []byte) (*Models, error) {
 		return nil, fmt.Errorf("%w: %w", ErrModels, err)
 	}
 	m.FeatureHash = hdr.FeatureHash
+	if err := m.resolveArch(&hdr, has); err != nil {
+		return nil, err
+	}
 	if hdr.FellBack && !has["f_base"] {
 		return nil, fmt.Errorf("%w: fell_back without the w/o-Diffusion classifier f_base", ErrModels)
 	}

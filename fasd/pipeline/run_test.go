@@ -69,9 +69,10 @@ func TestRun_AllVariantsDeterministic(t *testing.T) {
 
 // ensure that the model bundle round-trips and that an Engine built from
 // the decoded bundle debiases and classifies exactly like the pipeline,
-// for f with and without root weights.
+// for f with and without root weights and with the architecture chosen
+// on validation.
 func TestModels_RoundTripSamePath(t *testing.T) {
-	for _, arch := range []Arch{ArchGCN, ArchRoot} {
+	for _, arch := range []Arch{ArchGCN, ArchRoot, ArchAuto} {
 		t.Run(string(arch), func(t *testing.T) { testModelsRoundTrip(t, arch) })
 	}
 }
@@ -94,7 +95,14 @@ func testModelsRoundTrip(t *testing.T, arch Arch) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := m.F.Config.Root, arch == ArchRoot; got != want {
+	want := arch == ArchRoot
+	if arch == ArchAuto {
+		want = res.Models.F.Config.Root
+		if got := res.Variant(VariantFASD).Arch; got != map[bool]string{false: "gcn", true: "root"}[want] {
+			t.Fatalf("auto reports arch %q for f with root weights %v", got, want)
+		}
+	}
+	if got := m.F.Config.Root; got != want {
 		t.Fatalf("decoded f has root weights %v, want %v", got, want)
 	}
 	if m.FeatureHash != FeatureHash(in.FeatureNames) || m.D != in.D || m.Config.TOML() != cfg.TOML() {

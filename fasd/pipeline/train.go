@@ -35,6 +35,9 @@ const (
 	// purposeFallback draws the bootstrap resamples of
 	// classifier.fallback_fasd = "significant".
 	purposeFallback = 120
+	// purposeArch draws the bootstrap resamples of classifier.arch =
+	// "auto" (derived from f's training seed).
+	purposeArch = 121
 )
 
 // padBuf is one padded batch: X (B×N×D), A (B×N×N) and the node mask,

@@ -130,6 +130,9 @@ type EvalVariant struct {
 	// original features, for fasd (classifier.fallback_fasd) w/o
 	// Diffusion's classifier.
 	FellBack []bool `json:"fell_back,omitempty"`
+	// Arch is, per seed, the architecture classifier.arch = "auto" chose
+	// for the variant's classifier ("gcn" or "root"); absent otherwise.
+	Arch []string `json:"arch,omitempty"`
 	// Paired are the differences against each reference (none for a
 	// reference against itself).
 	Paired []EvalPaired `json:"paired,omitempty"`
@@ -212,6 +215,7 @@ type evalValues struct {
 	v         [nMetrics][]float64
 	val       EvalVal
 	fellBack  []bool
+	arch      []string
 	probeData string
 }
 
@@ -479,6 +483,10 @@ func newEvalCommand() *cobra.Command {
 					if vr.Counterfactual != nil {
 						line += " cf " + pct(*vr.Counterfactual)
 					}
+					if vr.Arch != "" {
+						ev.arch = append(ev.arch, vr.Arch)
+						line += " (f: " + vr.Arch + ")"
+					}
 					switch vr.Variant {
 					case pipeline.VariantFASDGCN:
 						ev.fellBack = append(ev.fellBack, vr.FellBack)
@@ -554,7 +562,7 @@ func evalVariants(report []pipeline.Variant, vals map[pipeline.Variant]*evalValu
 	for _, v := range report {
 		a := vals[v]
 		ev := EvalVariant{Name: string(v), Acc: stat(a.v[mAcc]), AUC: stat(a.v[mAUC]), F1: stat(a.v[mF1]), MacroF1: stat(a.v[mMacroF1]),
-			DP: stat(a.v[mDP]), EO: stat(a.v[mEO]), FellBack: a.fellBack}
+			DP: stat(a.v[mDP]), EO: stat(a.v[mEO]), FellBack: a.fellBack, Arch: a.arch}
 		if len(a.val.Acc) > 0 {
 			val := a.val
 			ev.Val = &val
