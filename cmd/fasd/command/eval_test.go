@@ -219,3 +219,35 @@ func TestEvalCommand_FallbackFASD(t *testing.T) {
 	}
 	t.Logf("fell back: %v", f.FellBack)
 }
+
+// Ensure that with classifier.arch = auto every classifier variant reports
+// its choice per seed, and that no other variant does.
+func TestEvalCommand_ArchAuto(t *testing.T) {
+	db := smallSynthStore(t)
+	const seeds = 2
+	out, err, code := run(t, append([]string{"eval", "--db", db, "--preset", "synth", "--seeds", strconv.Itoa(seeds), "--variants", "fasd,no_diffusion,gcn",
+		"--probe=false", "--json", "--set", "classifier.arch=auto"}, fastSets...)...)
+	if err != nil {
+		t.Fatalf("eval: %v (exit %d)", err, code)
+	}
+	var rep EvalReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range rep.Variants {
+		if v.Name == "gcn" {
+			if len(v.Arch) != 0 {
+				t.Errorf("gcn reports arch %v", v.Arch)
+			}
+			continue
+		}
+		if len(v.Arch) != seeds {
+			t.Fatalf("%s: arch %v, want one per seed", v.Name, v.Arch)
+		}
+		for _, a := range v.Arch {
+			if a != "gcn" && a != "root" {
+				t.Errorf("%s: arch %q", v.Name, a)
+			}
+		}
+	}
+}
