@@ -344,6 +344,11 @@ func budgeted(c *Config) {
 	// classifier significantly less fair (docs/results/fallback-rule.md,
 	// second candidate: adopted by its rule).
 	c.Classifier.FallbackFASD = string(FallbackSignificant)
+	// Root weights in f (and in the w/o-Diffusion f) only where the
+	// validation nodes rank significantly better with them and are no
+	// less fair: f trains twice (docs/results/arch-auto-rule.md, adopted
+	// by its rule; RESULTS.md).
+	c.Classifier.Arch = string(ArchAuto)
 }
 
 // pokec is the paper's Pokec setting with the given number of debias steps.
