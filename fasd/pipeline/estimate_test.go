@@ -25,9 +25,19 @@ func TestEstimateShapes(t *testing.T) {
 		{313, 128, 31, 31},
 		{18876, 128, 256, 256},
 	} {
+		cfg.Classifier.Arch = string(ArchGCN) // one f per stage; auto below
 		sc := cfg
 		sc.Score.Budget = 3 * len(planScore(&sc.Score, c.ms).train)
 		sh := estimateShapes(&cfg, &sc, c.m, c.ms, 0)
+		auto := cfg
+		auto.Classifier.Arch = string(ArchAuto)
+		for _, st := range []Stage{StageClassifier, StageNoDiffusion} {
+			one, two := sh[st], estimateShapes(&auto, &sc, c.m, c.ms, 0)[st]
+			if two.epochs != 2*one.epochs || two.maxEpochs != 2*one.maxEpochs || two.checks != 2*one.checks ||
+				two.maxChecks != 2*one.maxChecks || two.trainScale != one.trainScale || two.evalN != one.evalN {
+				t.Errorf("m %d: %s under auto %+v, want twice the epochs and checks of %+v", c.m, st, two, one)
+			}
+		}
 		g := sh[StageGSen]
 		if g.evalN != float64(c.gsenHeld) || g.epochs != expectEpochsUniform(cfg.Sens.Epochs, cfg.Sens.Patience) || g.checks != g.epochs ||
 			g.maxEpochs != float64(cfg.Sens.Epochs) || math.Abs(g.trainScale-float64(c.m-c.gsenHeld)/float64(c.ms-12)) > 1e-12 {

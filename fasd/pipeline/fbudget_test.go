@@ -299,6 +299,7 @@ func TestEstimate_FBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Classifier.Schedule = ClassBudget
+	cfg.Classifier.Arch = string(ArchGCN) // one f (auto doubles the shape: TestEstimateShapes)
 	m := 27115
 	sh := estimateShapes(&cfg, &cfg, m, 48, 5000)[StageClassifier]
 	p := planClassifier(&cfg.Classifier, m)
