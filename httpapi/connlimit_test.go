@@ -53,17 +53,28 @@ func TestConnFairness_BusyKeepAliveClients(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond) // every busy client holds its connection
 	for round := range 5 {
+		// At the instant the newcomer arrives all n busy clients may be
+		// in the middle of a request; then it gets 503 at once (by
+		// design) and, as Retry-After asks, tries again. What D13 needs
+		// is that it is served within a second, not that it never sees
+		// a 503.
 		c := keepAliveClient()
 		begin := time.Now()
-		resp, err := c.Get(s.url("/healthz"))
-		d := time.Since(begin)
-		if err != nil {
-			t.Fatalf("round %d: new client: %v after %v", round, err, d)
+		status, tries := 0, 0
+		for status != http.StatusOK && time.Since(begin) < time.Second {
+			tries++
+			resp, err := c.Get(s.url("/healthz"))
+			if err != nil {
+				t.Fatalf("round %d: new client: %v after %v", round, err, time.Since(begin))
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if status = resp.StatusCode; status == http.StatusServiceUnavailable {
+				time.Sleep(20 * time.Millisecond)
+			}
 		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || d > time.Second {
-			t.Errorf("round %d: new client: %d after %v, want 200 within 1s", round, resp.StatusCode, d)
+		if d := time.Since(begin); status != http.StatusOK || d > time.Second {
+			t.Errorf("round %d: new client: %d after %v and %d tries, want 200 within 1s", round, status, d, tries)
 		}
 		c.CloseIdleConnections()
 		time.Sleep(50 * time.Millisecond)
