@@ -16,7 +16,7 @@ import (
 	"github.com/fasd-db/fasd/fasd/nn"
 )
 
-// Ensure f's default budget: 3000·m^(1/3) subgraph-steps, at most epochs
+// Ensure f's default budget: 15000·m^(1/3) subgraph-steps, at most epochs
 // passes, at least one batch, growing sublinearly.
 func TestClassifierBudget(t *testing.T) {
 	for _, tc := range []struct {
@@ -25,9 +25,10 @@ func TestClassifierBudget(t *testing.T) {
 		lo, hi               int
 		passesLo, passesHigh float64
 	}{
-		{"NBA", 313, 64, 300, 20300, 20400, 64, 66},
-		{"Pokec-z size", 27115, 64, 300, 90100, 90200, 3.3, 3.4},
-		{"1M-node graph", 769753, 64, 300, 274900, 275000, 0.35, 0.36},
+		{"NBA: epoch cap", 313, 64, 300, 93900, 93900, 300, 300},
+		{"Income", 8411, 64, 300, 305000, 305100, 36.2, 36.3},
+		{"Pokec-z size", 27115, 64, 300, 450600, 450700, 16.6, 16.7},
+		{"1M-node graph", 769753, 64, 300, 1374600, 1374800, 1.78, 1.79},
 		{"epoch cap", 10, 64, 300, 3000, 3000, 300, 300},
 		{"one batch", 1, 64, 10, 64, 64, 64, 64},
 	} {
@@ -58,7 +59,7 @@ func TestPlanClassifier(t *testing.T) {
 		{"even", 640, 64, 5, 100, 10, 2, 5, 640},
 		{"remainder", 650, 64, 3, 100, 11, 3, 4, 650},
 		{"more evals than steps", 128, 64, 20, 100, 2, 1, 2, 128},
-		{"derived", 0, 64, 20, 313, 319, 15, 22, ClassifierBudget(313, 64, 300)},
+		{"derived", 0, 64, 20, 313, 1468, 73, 21, ClassifierBudget(313, 64, 300)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fc := ClassifierConfig{Budget: tc.budget, Batch: tc.batch, Evals: tc.evals, Epochs: 300}
