@@ -190,6 +190,38 @@ func printEstimate(w io.Writer, est *pipeline.Estimate, times int) {
 	}
 }
 
+// budgetHintAfter is how long f's stages must be estimated to take, in
+// all, before printBudgetHint suggests f's budget schedule.
+const budgetHintAfter = time.Hour
+
+// printBudgetHint prints a hint after the estimate when f trains by full
+// passes (classifier.schedule = "epochs") and f's stages (f and the
+// ablations' classifiers) take at least budgetHintAfter and half of the
+// run: the budget schedule is then the lever, at a cost in accuracy on
+// some graphs that the hint names (RESULTS.md), which is why it is an
+// option and not chosen silently.
+func printBudgetHint(w io.Writer, est *pipeline.Estimate, cfg *pipeline.Config) {
+	if cfg.Classifier.Schedule != pipeline.ClassEpochs || est.TotalRoots == 0 {
+		return
+	}
+	var f float64
+	for _, s := range est.Stages {
+		switch s.Stage {
+		case pipeline.StageClassifier, pipeline.StageNoDiffusion, pipeline.StageClassNoFair:
+			f += s.Seconds
+		}
+	}
+	if f < budgetHintAfter.Seconds() || f < est.Total.Seconds()/2 {
+		return
+	}
+	m := est.TotalRoots
+	b := pipeline.ClassifierBudget(m, cfg.Classifier.Batch, cfg.Classifier.Epochs)
+	fmt.Fprintf(w, "  hint: f's stages are %s of this, each pass visiting all %d subgraphs; "+
+		"--set classifier.schedule=budget trains f for %d subgraph-steps (%.1f passes) with early stopping instead "+
+		"(an option: it has cost accuracy on some graphs; RESULTS.md, \"f's budget schedule\")\n",
+		roundEstimate(time.Duration(f*float64(time.Second))), m, b, float64(b)/float64(m))
+}
+
 // roundEstimate rounds a printed estimate to whole seconds, or to a tenth
 // of a second below 10 s, so that short stages (most of an NBA run) can be
 // compared with the measured times that follow.
@@ -313,6 +345,7 @@ of every stage.
 				},
 				Estimated: func(est *pipeline.Estimate) {
 					printEstimate(errOut, est, 1)
+					printBudgetHint(errOut, est, &cfg)
 					if err := o.Cfg.checkLimits(est, 1); err != nil {
 						cancel(err)
 						return

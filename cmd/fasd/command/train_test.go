@@ -2,11 +2,14 @@ package command
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fasd-db/fasd/fasd/pipeline"
 )
 
 // smallSynthStore generates and loads a 200-node biased graph.
@@ -182,5 +185,52 @@ func TestRoundEstimate(t *testing.T) {
 		if got := roundEstimate(tc.in); got != tc.want {
 			t.Errorf("roundEstimate(%v) = %v, want %v", tc.in, got, tc.want)
 		}
+	}
+}
+
+// Ensure the budget hint after the estimate: printed when f trains by
+// passes and its stages take at least an hour and half of the run, with
+// the budget the schedule would use; not printed otherwise.
+func TestPrintBudgetHint(t *testing.T) {
+	est := func(f, other float64) *pipeline.Estimate {
+		e := &pipeline.Estimate{TotalRoots: 769753, Roots: 2000, Stages: []pipeline.StageTiming{
+			{Stage: pipeline.StageScore, Seconds: other},
+			{Stage: pipeline.StageClassifier, Seconds: f / 2},
+			{Stage: pipeline.StageNoDiffusion, Seconds: f / 2},
+		}}
+		e.Total = time.Duration((f + other) * float64(time.Second))
+		return e
+	}
+	epochs, _ := pipeline.Preset(pipeline.DefaultPreset)
+	budget := epochs
+	budget.Classifier.Schedule = pipeline.ClassBudget
+	for _, tc := range []struct {
+		name string
+		est  *pipeline.Estimate
+		cfg  pipeline.Config
+		want bool
+	}{
+		{"f dominates a long run", est(8*3600, 3600), epochs, true},
+		{"f short", est(1800, 60), epochs, false},
+		{"f long but not half", est(2*3600, 3*3600), epochs, false},
+		{"already budget", est(8*3600, 3600), budget, false},
+		{"no roots", &pipeline.Estimate{}, epochs, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			printBudgetHint(&b, tc.est, &tc.cfg)
+			got := b.String()
+			if (got != "") != tc.want {
+				t.Fatalf("hint %q, want printed %v", got, tc.want)
+			}
+			if tc.want {
+				n := pipeline.ClassifierBudget(769753, tc.cfg.Classifier.Batch, tc.cfg.Classifier.Epochs)
+				for _, s := range []string{"8h0m0s", "769753 subgraphs", fmt.Sprintf("%d subgraph-steps", n), "classifier.schedule=budget"} {
+					if !strings.Contains(got, s) {
+						t.Errorf("hint %q lacks %q", got, s)
+					}
+				}
+			}
+		})
 	}
 }
