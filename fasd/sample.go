@@ -301,6 +301,12 @@ func (s *Sampler) sampleAlg3(g NeighborSampler, rng *rand.Rand, dst *Sample) err
 
 func (s *Sampler) sampleHop(g NeighborSampler, rng *rand.Rand, dst *Sample) error {
 	frontier := append(s.queue[:0], 0)
+	// frontier and s.next are two distinct buffers, swapped every hop;
+	// s.queue takes frontier back on every return, the failed ones
+	// included, or a draw that fails half-way (a NeighborSampler error)
+	// would leave s.queue and s.next on one array, and the next Sample
+	// would overwrite its frontier while reading it.
+	defer func() { s.queue = frontier }()
 	for range s.opt.Depth {
 		next := s.next[:0]
 		for _, v := range frontier {
@@ -321,7 +327,6 @@ func (s *Sampler) sampleHop(g NeighborSampler, rng *rand.Rand, dst *Sample) erro
 			break
 		}
 	}
-	s.queue = frontier
 	return nil
 }
 

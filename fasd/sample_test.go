@@ -2,6 +2,7 @@ package fasd
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -620,5 +621,82 @@ func TestSubgraph_Validate(t *testing.T) {
 	d.X[0] = 9
 	if c.X[0] == 9 {
 		t.Error("Clone shares memory")
+	}
+}
+
+// failAfter is a NeighborSampler that fails every draw after its first
+// ok ones, as the query engine's read-ahead sampler fails on a node it
+// does not hold yet.
+type failAfter struct {
+	g  NeighborSampler
+	ok int
+}
+
+var errFailAfter = errors.New("not held")
+
+func (f *failAfter) SampleNeighbors(v uint32, k int, rng *rand.Rand, dst []uint32) ([]uint32, error) {
+	if f.ok == 0 {
+		return dst, errFailAfter
+	}
+	f.ok--
+	return f.g.SampleNeighbors(v, k, rng, dst)
+}
+
+func (f *failAfter) Neighbors(v uint32, dst []uint32) ([]uint32, error) {
+	return f.g.(NeighborLister).Neighbors(v, dst)
+}
+
+// Ensure a draw that fails half-way leaves the sampler as good as new: for
+// every mode and every point of failure, the next sample of every root
+// equals a fresh sampler's (the hop sampler once left its two frontier
+// buffers on one array after a failure, and the query engine's read-ahead,
+// which reuses a sampler after such failures, served wrong subgraphs).
+func TestSampler_ReusedAfterError(t *testing.T) {
+	g := randomGraph(t, 60, 0.15, 9)
+	for _, opt := range []SampleOptions{
+		{Mode: SamplerAlg3, Depth: 2, Fanout: 4},
+		{Mode: SamplerHop, Depth: 2, Fanout: 4},
+		{Mode: SamplerHop, Depth: 3, Fanout: 3, Edges: EdgesInduced, MaxNodes: 15},
+	} {
+		t.Run(fmt.Sprintf("%v", opt), func(t *testing.T) {
+			// Root 0's draws, to fail at each of them.
+			rec := &recorder{g: g}
+			s0, _ := NewSampler(opt)
+			var first Sample
+			if err := s0.Sample(rec, 0, NewRand(RootSeed(1, PurposeSample, 0)), &first); err != nil {
+				t.Fatal(err)
+			}
+			if len(rec.calls) < 2 {
+				t.Fatalf("root 0 takes %d draws; the test needs a graph where it takes several", len(rec.calls))
+			}
+			for ok := range len(rec.calls) {
+				// A used sampler: its buffers have room, so appends
+				// do not move them to new arrays.
+				s, _ := NewSampler(opt)
+				var smp Sample
+				for root := range uint32(60) {
+					if err := s.Sample(g, root, NewRand(RootSeed(1, PurposeSample, root)), &smp); err != nil {
+						t.Fatal(err)
+					}
+				}
+				err := s.Sample(&failAfter{g: g, ok: ok}, 0, NewRand(RootSeed(1, PurposeSample, 0)), &smp)
+				if !errors.Is(err, errFailAfter) {
+					t.Fatalf("failing after %d draws: %v, want the sampler's error", ok, err)
+				}
+				fresh, _ := NewSampler(opt)
+				for root := range uint32(60) {
+					var got, want Sample
+					if err := s.Sample(g, root, NewRand(RootSeed(1, PurposeSample, root)), &got); err != nil {
+						t.Fatal(err)
+					}
+					if err := fresh.Sample(g, root, NewRand(RootSeed(1, PurposeSample, root)), &want); err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Equal(got.Nodes, want.Nodes) || !slices.Equal(got.Edges, want.Edges) || !slices.Equal(got.Expanded, want.Expanded) {
+						t.Fatalf("after a failure at draw %d, root %d: %v, a fresh sampler %v", ok+1, root, got.Nodes, want.Nodes)
+					}
+				}
+			}
+		})
 	}
 }
