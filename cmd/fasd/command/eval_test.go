@@ -11,13 +11,11 @@ import (
 	"github.com/fasd-db/fasd/fasd/pipeline"
 )
 
-// Ensure that fasd eval --json pairs every variant with the default
-// references, that the paired per-seed differences are the differences of
-// the reported per-seed values, and that every variant carries a probe AUC
-// (the GCN's being w/o Diffusion's).
-func TestEvalCommand_PairedJSON(t *testing.T) {
-	db := smallSynthStore(t)
-	out, err, code := run(t, append([]string{"eval", "--db", db, "--preset", "synth", "--seeds", "3", "--variants", "fasd,no_diffusion,gcn,fasd_gcn,mlp,majority", "--json"}, fastSets...)...)
+// evalReport runs fasd eval --json on db with the synth preset and
+// fastSets, the given arguments added, and decodes its report.
+func evalReport(t *testing.T, db string, args ...string) EvalReport {
+	t.Helper()
+	out, err, code := run(t, append(append([]string{"eval", "--db", db, "--preset", "synth", "--json"}, args...), fastSets...)...)
 	if err != nil {
 		t.Fatalf("eval: %v (exit %d)", err, code)
 	}
@@ -25,6 +23,16 @@ func TestEvalCommand_PairedJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
+	return rep
+}
+
+// Ensure that fasd eval --json pairs every variant with the default
+// references, that the paired per-seed differences are the differences of
+// the reported per-seed values, and that every variant carries a probe AUC
+// (the GCN's being w/o Diffusion's).
+func TestEvalCommand_PairedJSON(t *testing.T) {
+	db := smallSynthStore(t)
+	rep := evalReport(t, db, "--seeds", "3", "--variants", "fasd,no_diffusion,gcn,fasd_gcn,mlp,majority")
 	if len(rep.Seeds) != 3 || rep.Level != 0.95 || strings.Join(rep.References, ",") != "no_diffusion,gcn" {
 		t.Fatalf("seeds %v level %v references %v", rep.Seeds, rep.Level, rep.References)
 	}
@@ -193,15 +201,7 @@ func TestEvalVariants_Paired(t *testing.T) {
 func TestEvalCommand_FallbackFASD(t *testing.T) {
 	db := smallSynthStore(t)
 	const seeds = 4
-	out, err, code := run(t, append([]string{"eval", "--db", db, "--preset", "synth", "--seeds", strconv.Itoa(seeds), "--variants", "fasd,no_diffusion",
-		"--probe=false", "--json", "--set", "classifier.fallback_fasd=check"}, fastSets...)...)
-	if err != nil {
-		t.Fatalf("eval: %v (exit %d)", err, code)
-	}
-	var rep EvalReport
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := evalReport(t, db, "--seeds", strconv.Itoa(seeds), "--variants", "fasd,no_diffusion", "--probe=false", "--set", "classifier.fallback_fasd=check")
 	byName := map[string]EvalVariant{}
 	for _, v := range rep.Variants {
 		byName[v.Name] = v
@@ -225,15 +225,7 @@ func TestEvalCommand_FallbackFASD(t *testing.T) {
 func TestEvalCommand_ArchAuto(t *testing.T) {
 	db := smallSynthStore(t)
 	const seeds = 2
-	out, err, code := run(t, append([]string{"eval", "--db", db, "--preset", "synth", "--seeds", strconv.Itoa(seeds), "--variants", "fasd,no_diffusion,gcn",
-		"--probe=false", "--json", "--set", "classifier.arch=auto"}, fastSets...)...)
-	if err != nil {
-		t.Fatalf("eval: %v (exit %d)", err, code)
-	}
-	var rep EvalReport
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := evalReport(t, db, "--seeds", strconv.Itoa(seeds), "--variants", "fasd,no_diffusion,gcn", "--probe=false", "--set", "classifier.arch=auto")
 	for _, v := range rep.Variants {
 		if v.Name == "gcn" {
 			if len(v.Arch) != 0 {
