@@ -139,7 +139,7 @@ func opCases() []opCase {
 		{"Dropout", func(r *rand.Rand) []*p64 { return []*p64{adtest.RandParam(r, "x", -1, 1, b, n, 4)} },
 			func(t *tp, in []*v64) *v64 {
 				// A fresh rng with a fixed seed per evaluation keeps the mask fixed.
-				return t.Dropout(in[0], 0.3, rand.New(rand.NewPCG(7, 7)))
+				return t.Dropout(in[0], 0.3, rand.NewPCG(7, 7))
 			}},
 		{"PackSym", func(r *rand.Rand) []*p64 {
 			return []*p64{adtest.RandParam(r, "a", -1, 1, b, n, n), adtest.RandParam(r, "c", -1, 1, b, 2, n, n)}

@@ -1,9 +1,6 @@
 package autodiff
 
 import (
-	"math"
-	"math/rand/v2"
-
 	"github.com/fasd-db/fasd/fasd/tensor"
 )
 
@@ -379,46 +376,5 @@ func (t *Tape[T]) bwConcatChan(n *node[T]) {
 			}
 		}
 		off += ci
-	}
-}
-
-// Dropout zeroes each entry with probability p and scales the survivors by
-// 1/(1−p) (inverted dropout). With rng == nil (eval mode) or p == 0 it
-// returns x unchanged.
-func (t *Tape[T]) Dropout(x *Var[T], p float64, rng *rand.Rand) *Var[T] {
-	if rng == nil || p <= 0 {
-		return x
-	}
-	if !(p < 1) {
-		panicShape("Dropout: p = %v", p)
-	}
-	out := t.newVar(x.Value.Shape, x.req)
-	m := t.buf(len(x.Value.Data))
-	keep := T(1 / (1 - p))
-	// rng.Float64() < p decided on the 53-bit integer Float64 divides by
-	// 2^53: the same draws and decisions without the conversion.
-	thr := dropThreshold(p)
-	for i, v := range x.Value.Data {
-		if rng.Uint64()&(1<<53-1) < thr {
-			m[i] = 0
-		} else {
-			m[i] = keep
-		}
-		out.Value.Data[i] = v * m[i]
-	}
-	n := t.push(opDropout)
-	n.out, n.a, n.aux = out, x, m
-	return out
-}
-
-// dropThreshold is ⌈p·2^53⌉: Float64() = x/2^53 with x = Uint64() mod 2^53
-// (exact), and x/2^53 < p ⟺ x < p·2^53 ⟺ x < ⌈p·2^53⌉ for an integer x.
-func dropThreshold(p float64) uint64 { return uint64(math.Ceil(math.Ldexp(p, 53))) }
-
-func (t *Tape[T]) bwDropout(n *node[T]) {
-	if n.a.req {
-		for i, g := range n.out.Grad {
-			n.a.Grad[i] += g * n.aux[i]
-		}
 	}
 }

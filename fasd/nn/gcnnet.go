@@ -108,8 +108,9 @@ func (m *GCNNet[T]) collectParams() []*Param[T] {
 
 // Forward records the network on t and returns the masked logits
 // (B, N, Out). x is (B, N, D), a is (B, N, N), mask has B·N entries. Dropout
-// is applied only when drop is non-nil (training mode).
-func (m *GCNNet[T]) Forward(t *Tape[T], x, a *Var[T], mask []T, drop *rand.Rand) *Var[T] {
+// is applied only when drop is non-nil (training mode), with draws from
+// drop (Tape.Dropout).
+func (m *GCNNet[T]) Forward(t *Tape[T], x, a *Var[T], mask []T, drop *rand.PCG) *Var[T] {
 	ahat := t.GCNNorm(a)
 	h := x
 	for _, g := range m.GCNs {

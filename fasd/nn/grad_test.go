@@ -113,7 +113,7 @@ func TestNetworks_Grad(t *testing.T) {
 		}
 		// Training mode: a fixed-seed dropout rng per evaluation keeps the mask fixed.
 		netCheck(t, "GCNNet", net.Params(), g, 6, func(tp *autodiff.Tape[float64], x, a *autodiff.Var[float64]) *autodiff.Var[float64] {
-			return net.Forward(tp, x, a, g.Mask, rand.New(rand.NewPCG(9, 9)))
+			return net.Forward(tp, x, a, g.Mask, rand.NewPCG(9, 9))
 		})
 	}
 }

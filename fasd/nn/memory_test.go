@@ -94,7 +94,7 @@ func TestGCNNet_GradPoolBitIdentical(t *testing.T) {
 			w.Step(len(sizes), rand.New(rand.NewPCG(uint64(step), 9)), func(sh *Shard[float32]) *Var[float32] {
 				tp := sh.Tape
 				x, a := tp.Input(g.X, false), tp.Input(g.A, false)
-				z := net.Forward(tp, x, a, g.Mask, sh.Rng)
+				z := net.Forward(tp, x, a, g.Mask, sh.Drop)
 				return tp.BCEWithLogits(z, s, g.Mask, 1)
 			})
 			for _, p := range net.Params() {

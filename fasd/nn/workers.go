@@ -13,7 +13,7 @@ type Shard[T tensor.Float] struct {
 	Index  int               // shard number, 0-based
 	Lo, Hi int               // batch items [Lo, Hi)
 	Tape   *autodiff.Tape[T] // this worker's tape, already Reset
-	Rng    *rand.Rand        // this worker's rng, reseeded per Step (dropout)
+	Drop   *rand.PCG         // this worker's dropout stream, reseeded per Step
 }
 
 // ShardFunc records the forward pass of one shard on s.Tape and returns its
@@ -35,7 +35,6 @@ type job[T tensor.Float] struct {
 // caller's goroutine. Not safe for concurrent Steps.
 type Workers[T tensor.Float] struct {
 	shards []*Shard[T]
-	pcgs   []*rand.PCG
 	losses []T
 	jobs   []chan job[T]
 	done   chan int
@@ -48,9 +47,7 @@ func NewWorkers[T tensor.Float](n int) *Workers[T] {
 	n = max(1, n)
 	w := &Workers[T]{done: make(chan int, n), losses: make([]T, n)}
 	for i := 0; i < n; i++ {
-		pcg := rand.NewPCG(uint64(i), 0)
-		w.pcgs = append(w.pcgs, pcg)
-		w.shards = append(w.shards, &Shard[T]{Index: i, Tape: autodiff.NewTape[T](), Rng: rand.New(pcg)})
+		w.shards = append(w.shards, &Shard[T]{Index: i, Tape: autodiff.NewTape[T](), Drop: rand.NewPCG(uint64(i), 0)})
 	}
 	for i := 1; i < n; i++ {
 		ch := make(chan job[T])
@@ -90,7 +87,7 @@ func (w *Workers[T]) Tape(i int) *autodiff.Tape[T] { return w.shards[i].Tape }
 // [i·batch/N, (i+1)·batch/N)), runs fn on every non-empty shard concurrently,
 // backpropagates each returned loss on its shard's tape, and then adds the
 // parameter gradients of every shard to Param.Grad in shard order (callers
-// zero Param.Grad first, see ZeroGrads). If seed is non-nil each worker's Rng
+// zero Param.Grad first, see ZeroGrads). If seed is non-nil each worker's Drop
 // is reseeded from it first, so dropout is reproducible. It returns the sum
 // of the shard losses. Step allocates nothing once the tapes are warm,
 // provided fn is not a fresh closure each call.
@@ -104,7 +101,7 @@ func (w *Workers[T]) Step(batch int, seed *rand.Rand, fn ShardFunc[T]) T {
 		s.Tape.Reset()
 		s.Tape.SetNoGrad(false)
 		if seed != nil {
-			w.pcgs[i].Seed(seed.Uint64(), seed.Uint64())
+			s.Drop.Seed(seed.Uint64(), seed.Uint64())
 		}
 	}
 	pending := 0

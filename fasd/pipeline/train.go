@@ -195,7 +195,7 @@ func (t *netTrainer) shard(s *nn.Shard[float32]) *autodiff.Var[float32] {
 	}
 	tp := s.Tape
 	x, a := tp.Input(sc.pad.X, false), tp.Input(sc.pad.A, false)
-	z := t.net.Forward(tp, x, a, sc.pad.mask, s.Rng)
+	z := t.net.Forward(tp, x, a, sc.pad.mask, s.Drop)
 	if t.kind == kindClass {
 		return tp.SoftmaxNLL(z, sc.labels, sc.weight, t.norm)
 	}
