@@ -47,5 +47,11 @@ func RootSeed(runSeed uint64, purpose Purpose, root uint32) uint64 {
 // rand.New(rand.NewPCG(seed, Mix64(seed))). Two components that build their
 // generator this way from the same seed draw the same numbers.
 func NewRand(seed uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(seed, Mix64(seed)))
+	return rand.New(NewPCG(seed))
+}
+
+// NewPCG returns NewRand's source, for a loop that draws from it directly
+// (package pcg): rand.NewPCG(seed, Mix64(seed)).
+func NewPCG(seed uint64) *rand.PCG {
+	return rand.NewPCG(seed, Mix64(seed))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/fasd-db/fasd/fasd"
 	"github.com/fasd-db/fasd/fasd/autodiff"
 	"github.com/fasd-db/fasd/fasd/nn"
+	"github.com/fasd-db/fasd/fasd/pcg"
 	"github.com/fasd-db/fasd/fasd/tensor"
 )
 
@@ -198,16 +199,17 @@ func (g *sparseGCN) prop2(src, bias, dst []float32) {
 	})
 }
 
-// forward fills z (n×2 logits). With rng != nil dropout p is applied to H1
-// and H1 and the mask are kept for backward; with rng == nil (validation)
+// forward fills z (n×2 logits). With src != nil dropout p is applied to H1,
+// with draws from src, and H1 and the mask are kept for backward; with src
+// == nil (validation)
 // nothing of the hidden layer is stored. P1 = (Â·X)·W1 + b1 lives only in
 // the worker's block.
-func (g *sparseGCN) forward(p float64, rng *rand.Rand) {
+func (g *sparseGCN) forward(p float64, src *rand.PCG) {
 	d, h := g.d, g.h
 	w1, b1, w2 := g.w1.Value.Data, g.b1.Value.Data, g.w2.Value.Data
-	train := rng != nil
+	train := src != nil
 	if train {
-		g.dropMask(p, rng)
+		g.dropMask(p, src)
 	}
 	scale, wpr := g.scale, (h+63)/64
 	// W2's columns, contiguous
@@ -254,11 +256,13 @@ func (g *sparseGCN) forward(p float64, rng *rand.Rand) {
 }
 
 // dropMask draws the dropout mask (dropped with probability p, kept
-// entries scaled by 1/(1−p)), one draw per entry of H1 in row-major order:
-// the random stream is sequential, so this pass is too. rng.Float64() < p
-// is decided on the 53-bit integer Float64 would divide by 2^53, the same
-// draws and the same decisions without the conversion.
-func (g *sparseGCN) dropMask(p float64, rng *rand.Rand) {
+// entries scaled by 1/(1−p)), one draw of src per entry of H1 in row-major
+// order, and leaves src n·h draws on. rand.New(src).Float64() < p is
+// decided on the 53-bit integer Float64 would divide by 2^53, the same
+// draws and the same decisions without the conversion. The row blocks run
+// in parallel, each from the state its first row's draws start at
+// (pcg.Advance), so the mask is the sequential stream's bit for bit.
+func (g *sparseGCN) dropMask(p float64, src *rand.PCG) {
 	if p <= 0 {
 		g.scale = 1
 		for i := range g.keep {
@@ -270,18 +274,25 @@ func (g *sparseGCN) dropMask(p float64, rng *rand.Rand) {
 	// Float64() = x/2^53 with x = Uint64() mod 2^53, exact; x/2^53 < p ⟺
 	// x < p·2^53 ⟺ x < ⌈p·2^53⌉ (x integer, p·2^53 exact in float64).
 	thr := uint64(math.Ceil(math.Ldexp(p, 53)))
-	wpr := (g.h + 63) / 64
-	for u := 0; u < g.n; u++ {
-		for k := 0; k < wpr; k++ {
-			var word uint64
-			for b := 0; b < 64 && k*64+b < g.h; b++ {
-				if rng.Uint64()&(1<<53-1) >= thr {
-					word |= 1 << b
+	h, wpr := g.h, (g.h+63)/64
+	s0h, s0l := pcg.Load(src)
+	g.rows(func(_, first, end int) {
+		hi, lo := pcg.Advance(s0h, s0l, uint64(first)*uint64(h))
+		var r uint64
+		for u := first; u < end; u++ {
+			for k := 0; k < wpr; k++ {
+				var word uint64
+				for b := 0; b < 64 && k*64+b < h; b++ {
+					hi, lo, r = pcg.Next(hi, lo)
+					// kept ⟺ x ≥ thr ⟺ thr−1−x wraps (thr ≥ 1, x < 2^53)
+					word |= (thr - 1 - r&(1<<53-1)) >> 63 << b
 				}
+				g.keep[u*wpr+k] = word
 			}
-			g.keep[u*wpr+k] = word
 		}
-	}
+	})
+	eh, el := pcg.Advance(s0h, s0l, uint64(g.n)*uint64(h))
+	pcg.Store(src, eh, el)
 }
 
 // backward adds the gradients of the mean cross-entropy over the train
@@ -384,7 +395,8 @@ func trainBaseline(ctx context.Context, cfg *Config, in *Input, train []uint32, 
 func trainFullGraph(ctx context.Context, cfg *Config, in *Input, edges [][2]uint32, x, xcf []float32, train []uint32, ev *evalData,
 	variant Variant, seed uint64, rep *reporter) (VariantResult, error) {
 	bc := cfg.Baseline
-	rng := fasd.NewRand(seed)
+	src := fasd.NewPCG(seed)
+	rng := rand.New(src) // the same stream: initialisation, then dropout
 	g, err := newSparseGCN(in.NumNodes, in.D, bc.Hidden, edges, x, rng)
 	if err != nil {
 		return VariantResult{}, err
@@ -406,7 +418,7 @@ func trainFullGraph(ctx context.Context, cfg *Config, in *Input, edges [][2]uint
 			return VariantResult{}, err
 		}
 		nn.ZeroGrads(g.params())
-		g.forward(bc.Dropout, rng)
+		g.forward(bc.Dropout, src)
 		loss := g.backward(train, in.Labels)
 		opt.Step()
 		g.forward(0, nil)

@@ -47,10 +47,10 @@ func BenchmarkSparseGCNEpoch(b *testing.B) {
 	g, train, labels := bailSizedGCN(b)
 	g.workers = runtime.GOMAXPROCS(0)
 	opt := nn.NewAdam(g.params(), nn.AdamConfig{LR: 1e-3, WeightDecay: 1e-4})
-	rng := rand.New(rand.NewPCG(5, 6))
+	src := rand.NewPCG(5, 6)
 	epoch := func() {
 		nn.ZeroGrads(g.params())
-		g.forward(0.3, rng)
+		g.forward(0.3, src)
 		g.backward(train, labels)
 		opt.Step()
 		g.forward(0, nil)

@@ -70,7 +70,7 @@ func TestSparseGCNMatchesReference(t *testing.T) {
 				nn.ZeroGrads(ref.params())
 				nn.ZeroGrads(g.params())
 				ref.forward(c.dropout, rand.New(rand.NewPCG(uint64(step), 5)))
-				g.forward(c.dropout, rand.New(rand.NewPCG(uint64(step), 5)))
+				g.forward(c.dropout, rand.NewPCG(uint64(step), 5))
 				for i := range g.z {
 					if !closeTo(float64(g.z[i]), float64(ref.z[i]), 1e-5) {
 						t.Fatalf("step %d: z[%d] = %g, reference %g", step, i, g.z[i], ref.z[i])
@@ -110,7 +110,7 @@ func TestSparseGCNWorkersBitIdentical(t *testing.T) {
 			t.Fatal(err)
 		}
 		g.workers = workers
-		g.forward(c.dropout, rand.New(rand.NewPCG(3, 4)))
+		g.forward(c.dropout, rand.NewPCG(3, 4))
 		loss := g.backward(train, labels)
 		var grads [][]float32
 		for _, p := range g.params() {
@@ -157,7 +157,7 @@ func TestSparseGCNGradientFD(t *testing.T) {
 			}
 			var kink bool // the last loss() saw another ReLU pattern
 			var pattern []bool
-			noDrop := rand.New(rand.NewPCG(0, 0)) // p = 0 draws nothing
+			noDrop := rand.NewPCG(0, 0) // p = 0 draws nothing
 			loss := func() float64 {
 				g.forward(0, noDrop) // keeps H1 = ReLU(P1)
 				for i, v := range g.h1 {
@@ -216,4 +216,38 @@ func fdEntry(p *autodiff.Param[float32], i int, eps float64, loss func() float64
 	down := loss()
 	p.Value.Data[i] = v
 	return (up - down) / (2 * eps)
+}
+
+// TestDropMaskSequential checks the parallel dropout mask of the GCN
+// baseline against the sequential definition — entry (u, j) of H1 kept
+// when the (u·h + j)-th rand.New(src).Float64() is not below p — for one
+// and several workers and a width that spans two mask words, and that src
+// is left n·h draws on.
+func TestDropMaskSequential(t *testing.T) {
+	const n, h, p = 1300, 70, 0.3
+	edges := [][2]uint32{{0, 1}}
+	x := make([]float32, n)
+	for _, workers := range []int{1, 2, 3} {
+		g, err := newSparseGCN(n, 1, h, edges, x, rand.New(rand.NewPCG(1, 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.workers = workers
+		src, ref := rand.NewPCG(7, 8), rand.New(rand.NewPCG(7, 8))
+		for round := 0; round < 2; round++ {
+			g.dropMask(p, src)
+			wpr := (h + 63) / 64
+			for u := 0; u < n; u++ {
+				for j := 0; j < h; j++ {
+					want := !(ref.Float64() < p)
+					if got := g.keep[u*wpr+j/64]>>(j%64)&1 == 1; got != want {
+						t.Fatalf("workers %d round %d: entry (%d, %d) kept %v, want %v", workers, round, u, j, got, want)
+					}
+				}
+			}
+		}
+		if got, want := src.Uint64(), ref.Uint64(); got != want {
+			t.Errorf("workers %d: src continues with %#x, want %#x", workers, got, want)
+		}
+	}
 }
