@@ -42,13 +42,53 @@ func trainClassifierAuto(ctx context.Context, cfg *Config, v *view, d int, w *nn
 	if err != nil {
 		return nil, VariantResult{}, err
 	}
-	if rootBetterOnValidation(ev, &r1, &r0, fasd.NewRand(fasd.DeriveSeed(trainSeed, purposeArch))) {
-		r1.Arch = string(ArchRoot)
+	e := archCheck(ev, &r1, &r0, fasd.NewRand(fasd.DeriveSeed(trainSeed, purposeArch)))
+	if e.Reason == ArchRootBetter {
+		r1.Arch, r1.ArchEvidence = string(ArchRoot), &e
 		return f1, r1, nil
 	}
-	r0.Arch = string(ArchGCN)
+	r0.Arch, r0.ArchEvidence = string(ArchGCN), &e
 	return f0, r0, nil
 }
+
+// ArchEvidence is what classifier.arch = "auto" read on the validation
+// nodes when it chose between the paper's f and f with root weights, each
+// at its selected epoch (rootBetterOnValidation). Figures it did not reach
+// are NaN (null in JSON).
+type ArchEvidence struct {
+	// Reason is the outcome: ArchRootBetter keeps the root weights, any
+	// other the paper's layers.
+	Reason ArchReason `json:"reason"`
+	// RootAUC and PaperAUC are the two networks' validation ROC AUC.
+	RootAUC  Num `json:"root_auc"`
+	PaperAUC Num `json:"paper_auc"`
+	// Share is the share of the paired bootstrap resamples on which the
+	// paper's network ranks the validation nodes at least as well (root
+	// is significantly better when it is at most archLevel).
+	Share Num `json:"share"`
+	// RootUnfair and PaperUnfair are ΔDP + ΔEO on the validation nodes at
+	// each network's own threshold.
+	RootUnfair  Num `json:"root_unfair"`
+	PaperUnfair Num `json:"paper_unfair"`
+}
+
+// ArchReason is the outcome of the choice of classifier.arch = "auto".
+type ArchReason string
+
+// The outcomes, in the order the checks run.
+const (
+	// ArchNoEvidence: scores missing or a validation class empty.
+	ArchNoEvidence ArchReason = "no_evidence"
+	// ArchLessFair: root's ΔDP + ΔEO is larger.
+	ArchLessFair ArchReason = "less_fair"
+	// ArchNotHigher: root's AUC is not higher.
+	ArchNotHigher ArchReason = "auc_not_higher"
+	// ArchNotSignificant: higher, but more than archLevel of the
+	// resamples rank at least as well without root weights.
+	ArchNotSignificant ArchReason = "not_significant"
+	// ArchRootBetter: root weights kept.
+	ArchRootBetter ArchReason = "root_better"
+)
 
 // rootBetterOnValidation says whether root, f with root weights, is to be
 // kept over plain, the same f without them, from their selected epochs'
@@ -68,13 +108,22 @@ func trainClassifierAuto(ctx context.Context, cfg *Config, v *view, d int, w *nn
 // choice falls back to the paper's layers whenever the evidence is thin.
 // rng draws the resamples.
 func rootBetterOnValidation(ev *evalData, root, plain *VariantResult, rng *rand.Rand) bool {
+	return archCheck(ev, root, plain, rng).Reason == ArchRootBetter
+}
+
+// archCheck is rootBetterOnValidation with the figures it read.
+func archCheck(ev *evalData, root, plain *VariantResult, rng *rand.Rand) ArchEvidence {
+	nan := Num(math.NaN())
+	e := ArchEvidence{Reason: ArchNoEvidence, RootAUC: nan, PaperAUC: nan, Share: nan,
+		RootUnfair: root.Val.DP + root.Val.EO, PaperUnfair: plain.Val.DP + plain.Val.EO}
 	n := len(ev.val)
 	if n == 0 || len(root.ValScores) != n || len(plain.ValScores) != n {
-		return false
+		return e
 	}
-	gr, gp := float64(root.Val.DP+root.Val.EO), float64(plain.Val.DP+plain.Val.EO)
+	gr, gp := float64(e.RootUnfair), float64(e.PaperUnfair)
 	if !math.IsNaN(gr) && !math.IsNaN(gp) && gr > gp {
-		return false
+		e.Reason = ArchLessFair
+		return e
 	}
 	var pos, neg []int
 	for i, u := range ev.val {
@@ -86,7 +135,7 @@ func rootBetterOnValidation(ev *evalData, root, plain *VariantResult, rng *rand.
 		}
 	}
 	if len(pos) == 0 || len(neg) == 0 {
-		return false
+		return e
 	}
 	y := make([]int8, 0, len(pos)+len(neg))
 	for range pos {
@@ -111,8 +160,14 @@ func rootBetterOnValidation(ev *evalData, root, plain *VariantResult, rng *rand.
 		}
 		return neg[k-len(pos)]
 	}
-	if ar, ap, ok := auc(at); !ok || !(ar > ap) {
-		return false
+	ar, ap, ok := auc(at)
+	if !ok {
+		return e
+	}
+	e.RootAUC, e.PaperAUC = Num(ar), Num(ap)
+	if !(ar > ap) {
+		e.Reason = ArchNotHigher
+		return e
 	}
 	draw := make([]int, len(y))
 	atLeast := 0
@@ -129,5 +184,10 @@ func rootBetterOnValidation(ev *evalData, root, plain *VariantResult, rng *rand.
 			atLeast++
 		}
 	}
-	return float64(atLeast) <= archLevel*archResamples
+	e.Share = Num(float64(atLeast) / archResamples)
+	e.Reason = ArchNotSignificant
+	if float64(atLeast) <= archLevel*archResamples {
+		e.Reason = ArchRootBetter
+	}
+	return e
 }

@@ -52,17 +52,18 @@ func TestRootBetterOnValidation(t *testing.T) {
 		drop        bool // root's scores missing
 		oneClass    bool
 		want        bool
+		reason      ArchReason
 	}{
-		{name: "clearly better", n: 400, root: perfect, plain: noisy, want: true},
-		{name: "same scores", n: 400, root: noisy, plain: noisy},
-		{name: "worse", n: 400, root: noisy, plain: perfect},
-		{name: "better by one node, not significant", n: 400, root: nudged, plain: noisy},
-		{name: "better but less fair", n: 400, root: perfect, plain: noisy, gapR: 0.2, gapP: 0.1},
-		{name: "better and fairer", n: 400, root: perfect, plain: noisy, gapR: 0.1, gapP: 0.2, want: true},
-		{name: "fairness undefined", n: 400, root: perfect, plain: noisy, gapR: math.NaN(), gapP: 0.1, want: true},
-		{name: "too few nodes to tell", n: 8, root: perfect, plain: noisy},
-		{name: "scores missing", n: 400, root: perfect, plain: noisy, drop: true},
-		{name: "one validation class", n: 400, root: perfect, plain: noisy, oneClass: true},
+		{name: "clearly better", n: 400, root: perfect, plain: noisy, want: true, reason: ArchRootBetter},
+		{name: "same scores", n: 400, root: noisy, plain: noisy, reason: ArchNotHigher},
+		{name: "worse", n: 400, root: noisy, plain: perfect, reason: ArchNotHigher},
+		{name: "better by one node, not significant", n: 400, root: nudged, plain: noisy, reason: ArchNotSignificant},
+		{name: "better but less fair", n: 400, root: perfect, plain: noisy, gapR: 0.2, gapP: 0.1, reason: ArchLessFair},
+		{name: "better and fairer", n: 400, root: perfect, plain: noisy, gapR: 0.1, gapP: 0.2, want: true, reason: ArchRootBetter},
+		{name: "fairness undefined", n: 400, root: perfect, plain: noisy, gapR: math.NaN(), gapP: 0.1, want: true, reason: ArchRootBetter},
+		{name: "too few nodes to tell", n: 8, root: perfect, plain: noisy, reason: ArchNotSignificant},
+		{name: "scores missing", n: 400, root: perfect, plain: noisy, drop: true, reason: ArchNoEvidence},
+		{name: "one validation class", n: 400, root: perfect, plain: noisy, oneClass: true, reason: ArchNoEvidence},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ev, r, p := archCase(c.n, c.root, c.plain)
@@ -77,6 +78,19 @@ func TestRootBetterOnValidation(t *testing.T) {
 			}
 			if got := rootBetterOnValidation(ev, r, p, fasd.NewRand(1)); got != c.want {
 				t.Fatalf("rootBetterOnValidation = %v, want %v", got, c.want)
+			}
+			e := archCheck(ev, r, p, fasd.NewRand(1))
+			if e.Reason != c.reason {
+				t.Errorf("reason %q, want %q (evidence %+v)", e.Reason, c.reason, e)
+			}
+			// The figures behind the reason are reported: AUCs once both
+			// are computed, the share once the resamples ran.
+			if auc := !math.IsNaN(float64(e.RootAUC)) && !math.IsNaN(float64(e.PaperAUC)); auc != (c.reason != ArchNoEvidence && c.reason != ArchLessFair) {
+				t.Errorf("AUCs %v, %v under reason %q", e.RootAUC, e.PaperAUC, e.Reason)
+			}
+			if share := !math.IsNaN(float64(e.Share)); share != (c.reason == ArchRootBetter || c.reason == ArchNotSignificant) ||
+				share && (e.Share < 0 || e.Share > 1 || (e.Share <= archLevel) != (c.reason == ArchRootBetter)) {
+				t.Errorf("share %v under reason %q", e.Share, e.Reason)
 			}
 		})
 	}
@@ -121,8 +135,11 @@ func TestTrainClassifierAuto_OneOfTheArms(t *testing.T) {
 		if a.Test != b.Test || a.Val != b.Val || a.BestEpoch != b.BestEpoch || a.Threshold != b.Threshold {
 			t.Errorf("%s: auto (%s) differs from the %s run: %+v vs %+v", v, arm, arm, a.Test, b.Test)
 		}
-		if b.Arch != "" {
-			t.Errorf("%s: arch %q reported outside auto", v, b.Arch)
+		if b.Arch != "" || b.ArchEvidence != nil {
+			t.Errorf("%s: arch %q (evidence %v) reported outside auto", v, b.Arch, b.ArchEvidence)
+		}
+		if e := a.ArchEvidence; e == nil || (e.Reason == ArchRootBetter) != (arm == ArchRoot) {
+			t.Errorf("%s: auto chose %s with evidence %+v", v, arm, e)
 		}
 	}
 	if got, want := res[ArchAuto].Models.F.Config.Root, res[ArchAuto].Variant(VariantFASD).Arch == string(ArchRoot); got != want {

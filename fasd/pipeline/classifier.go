@@ -84,6 +84,9 @@ type VariantResult struct {
 	// Arch is the architecture classifier.arch = "auto" chose for f
 	// ("gcn" or "root"); absent under the other values.
 	Arch string `json:"arch,omitempty"`
+	// ArchEvidence is what the choice of Arch read on the validation
+	// nodes; nil under the other values of classifier.arch.
+	ArchEvidence *ArchEvidence `json:"arch_evidence,omitempty"`
 	// FellBack is set on fasd_gcn (classifier.fallback) and fasd
 	// (classifier.fallback_fasd) when the check chose the undebiased model
 	// (see ClassifierConfig.Fallback): the result is then that model's

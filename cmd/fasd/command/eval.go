@@ -133,6 +133,10 @@ type EvalVariant struct {
 	// Arch is, per seed, the architecture classifier.arch = "auto" chose
 	// for the variant's classifier ("gcn" or "root"); absent otherwise.
 	Arch []string `json:"arch,omitempty"`
+	// ArchEvidence is, per seed, what that choice read on the validation
+	// nodes (pipeline.ArchEvidence: the reason, both networks' AUC, the
+	// bootstrap share, both ΔDP + ΔEO); absent with Arch.
+	ArchEvidence []*pipeline.ArchEvidence `json:"arch_evidence,omitempty"`
 	// Paired are the differences against each reference (none for a
 	// reference against itself).
 	Paired []EvalPaired `json:"paired,omitempty"`
@@ -216,6 +220,7 @@ type evalValues struct {
 	val       EvalVal
 	fellBack  []bool
 	arch      []string
+	archEv    []*pipeline.ArchEvidence
 	probeData string
 }
 
@@ -312,6 +317,16 @@ JSON (--json): an object with
                 model was kept (the GCN on the original features for
                 fasd_gcn, w/o Diffusion's classifier for fasd); the
                 variant's figures are then that model's
+    arch        [string]  classifier.arch = "auto": per seed, the
+                architecture chosen for the variant's f ("gcn" or "root")
+    arch_evidence [object]  per seed, what that choice read on the
+                validation nodes: reason (root_better keeps the root
+                weights; less_fair, auc_not_higher, not_significant and
+                no_evidence keep the paper's f), root_auc and paper_auc
+                (fractions), share (the share of bootstrap resamples with
+                the paper's f ranking at least as well; root is
+                significantly better at ≤ 0.05), root_unfair and
+                paper_unfair (ΔDP + ΔEO, fractions); null where not reached
     paired      [object], one per reference other than the variant itself:
       reference  the reference variant
       acc, auc, f1, macro_f1, dp, eo, probe_auc, counterfactual  {n, mean, sd, lo, hi, p, per_seed}: per-seed
@@ -485,7 +500,8 @@ func newEvalCommand() *cobra.Command {
 					}
 					if vr.Arch != "" {
 						ev.arch = append(ev.arch, vr.Arch)
-						line += " (f: " + vr.Arch + ")"
+						ev.archEv = append(ev.archEv, vr.ArchEvidence)
+						line += " (f: " + vr.Arch + archWhy(vr.ArchEvidence) + ")"
 					}
 					switch vr.Variant {
 					case pipeline.VariantFASDGCN:
@@ -562,7 +578,7 @@ func evalVariants(report []pipeline.Variant, vals map[pipeline.Variant]*evalValu
 	for _, v := range report {
 		a := vals[v]
 		ev := EvalVariant{Name: string(v), Acc: stat(a.v[mAcc]), AUC: stat(a.v[mAUC]), F1: stat(a.v[mF1]), MacroF1: stat(a.v[mMacroF1]),
-			DP: stat(a.v[mDP]), EO: stat(a.v[mEO]), FellBack: a.fellBack, Arch: a.arch}
+			DP: stat(a.v[mDP]), EO: stat(a.v[mEO]), FellBack: a.fellBack, Arch: a.arch, ArchEvidence: a.archEv}
 		if len(a.val.Acc) > 0 {
 			val := a.val
 			ev.Val = &val
@@ -828,4 +844,24 @@ func printVerdictOf(w io.Writer, r *EvalReport, name, ref string) {
 			}
 		}
 	}
+}
+
+// archWhy is the table's note on the choice of classifier.arch = "auto":
+// the figures that decided it.
+func archWhy(e *pipeline.ArchEvidence) string {
+	if e == nil {
+		return ""
+	}
+	auc := func(x pipeline.Num) string { return fmt.Sprintf("%.3f", float64(x)) }
+	switch e.Reason {
+	case pipeline.ArchRootBetter:
+		return fmt.Sprintf(", validation AUC root %s vs %s, share %s", auc(e.RootAUC), auc(e.PaperAUC), auc(e.Share))
+	case pipeline.ArchNotSignificant:
+		return fmt.Sprintf(", root's validation AUC %s vs %s not significant: share %s", auc(e.RootAUC), auc(e.PaperAUC), auc(e.Share))
+	case pipeline.ArchNotHigher:
+		return fmt.Sprintf(", root's validation AUC %s not above %s", auc(e.RootAUC), auc(e.PaperAUC))
+	case pipeline.ArchLessFair:
+		return fmt.Sprintf(", root less fair on validation: ΔDP+ΔEO %s vs %s", pct(e.RootUnfair), pct(e.PaperUnfair))
+	}
+	return ", no evidence on validation"
 }

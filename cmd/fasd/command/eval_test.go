@@ -221,24 +221,28 @@ func TestEvalCommand_FallbackFASD(t *testing.T) {
 }
 
 // Ensure that with classifier.arch = auto every classifier variant reports
-// its choice per seed, and that no other variant does.
+// its choice per seed, with the evidence that decided it, and that no
+// other variant does.
 func TestEvalCommand_ArchAuto(t *testing.T) {
 	db := smallSynthStore(t)
 	const seeds = 2
 	rep := evalReport(t, db, "--seeds", strconv.Itoa(seeds), "--variants", "fasd,no_diffusion,gcn", "--probe=false", "--set", "classifier.arch=auto")
 	for _, v := range rep.Variants {
 		if v.Name == "gcn" {
-			if len(v.Arch) != 0 {
-				t.Errorf("gcn reports arch %v", v.Arch)
+			if len(v.Arch) != 0 || len(v.ArchEvidence) != 0 {
+				t.Errorf("gcn reports arch %v, evidence %v", v.Arch, v.ArchEvidence)
 			}
 			continue
 		}
-		if len(v.Arch) != seeds {
-			t.Fatalf("%s: arch %v, want one per seed", v.Name, v.Arch)
+		if len(v.Arch) != seeds || len(v.ArchEvidence) != seeds {
+			t.Fatalf("%s: arch %v, evidence %v, want one per seed", v.Name, v.Arch, v.ArchEvidence)
 		}
-		for _, a := range v.Arch {
+		for i, a := range v.Arch {
 			if a != "gcn" && a != "root" {
 				t.Errorf("%s: arch %q", v.Name, a)
+			}
+			if e := v.ArchEvidence[i]; e == nil || (e.Reason == pipeline.ArchRootBetter) != (a == "root") {
+				t.Errorf("%s seed %d: arch %q with evidence %+v", v.Name, i, a, e)
 			}
 		}
 	}
