@@ -42,7 +42,7 @@ func trainClassifierAuto(ctx context.Context, cfg *Config, v *view, d int, w *nn
 	if err != nil {
 		return nil, VariantResult{}, err
 	}
-	e := archCheck(ev, &r1, &r0, fasd.NewRand(fasd.DeriveSeed(trainSeed, purposeArch)))
+	e := archCheck(ev, &r1, &r0, ArchFair(cfg.Classifier.ArchFair), fasd.NewRand(fasd.DeriveSeed(trainSeed, purposeArch)))
 	if e.Reason == ArchRootBetter {
 		r1.Arch, r1.ArchEvidence = string(ArchRoot), &e
 		return f1, r1, nil
@@ -70,6 +70,11 @@ type ArchEvidence struct {
 	// each network's own threshold.
 	RootUnfair  Num `json:"root_unfair"`
 	PaperUnfair Num `json:"paper_unfair"`
+	// FairShare, under classifier.arch_fair = "significant" when root's
+	// ΔDP + ΔEO is the larger, is the share of the paired bootstrap
+	// resamples on which root is at least as fair (root is significantly
+	// less fair when it is at most archLevel).
+	FairShare Num `json:"fair_share"`
 }
 
 // ArchReason is the outcome of the choice of classifier.arch = "auto".
@@ -108,22 +113,34 @@ const (
 // choice falls back to the paper's layers whenever the evidence is thin.
 // rng draws the resamples.
 func rootBetterOnValidation(ev *evalData, root, plain *VariantResult, rng *rand.Rand) bool {
-	return archCheck(ev, root, plain, rng).Reason == ArchRootBetter
+	return archCheck(ev, root, plain, ArchFairPoint, rng).Reason == ArchRootBetter
 }
 
-// archCheck is rootBetterOnValidation with the figures it read.
-func archCheck(ev *evalData, root, plain *VariantResult, rng *rand.Rand) ArchEvidence {
+// archCheck is rootBetterOnValidation with the figures it read, under the
+// fairness test fair: ArchFairPoint as documented there; under
+// ArchFairSignificant root's larger ΔDP + ΔEO rules it out only when
+// significant — at most archLevel of archResamples paired bootstrap
+// resamples (drawn as for the AUC, before its resamples) have root at
+// least as fair, each network at its own threshold.
+func archCheck(ev *evalData, root, plain *VariantResult, fair ArchFair, rng *rand.Rand) ArchEvidence {
 	nan := Num(math.NaN())
 	e := ArchEvidence{Reason: ArchNoEvidence, RootAUC: nan, PaperAUC: nan, Share: nan,
-		RootUnfair: root.Val.DP + root.Val.EO, PaperUnfair: plain.Val.DP + plain.Val.EO}
+		RootUnfair: root.Val.DP + root.Val.EO, PaperUnfair: plain.Val.DP + plain.Val.EO, FairShare: nan}
 	n := len(ev.val)
 	if n == 0 || len(root.ValScores) != n || len(plain.ValScores) != n {
 		return e
 	}
 	gr, gp := float64(e.RootUnfair), float64(e.PaperUnfair)
 	if !math.IsNaN(gr) && !math.IsNaN(gp) && gr > gp {
-		e.Reason = ArchLessFair
-		return e
+		if fair != ArchFairSignificant {
+			e.Reason = ArchLessFair
+			return e
+		}
+		e.FairShare = Num(fairShare(ev, root, plain, rng))
+		if !(float64(e.FairShare) > archLevel) { // NaN: no resample had both groups
+			e.Reason = ArchLessFair
+			return e
+		}
 	}
 	var pos, neg []int
 	for i, u := range ev.val {
@@ -190,4 +207,60 @@ func archCheck(ev *evalData, root, plain *VariantResult, rng *rand.Rand) ArchEvi
 		e.Reason = ArchRootBetter
 	}
 	return e
+}
+
+// fairShare is the share of archResamples paired bootstrap resamples of
+// the validation nodes (positives and negatives resampled separately) on
+// which root's ΔDP + ΔEO, at root's threshold, is at most plain's at
+// plain's; resamples where either is undefined (a group without nodes or
+// without positives) do not count. NaN when none counts.
+func fairShare(ev *evalData, root, plain *VariantResult, rng *rand.Rand) float64 {
+	var pos, neg []int
+	for i, u := range ev.val {
+		switch ev.labels[u] {
+		case 1:
+			pos = append(pos, i)
+		case 0:
+			neg = append(neg, i)
+		}
+	}
+	if len(pos) == 0 || len(neg) == 0 {
+		return math.NaN()
+	}
+	m := len(pos) + len(neg)
+	pr, pp, y, s := make([]int8, m), make([]int8, m), make([]int8, m), make([]int8, m)
+	tr, tp := float64(root.Threshold), float64(plain.Threshold)
+	unfair := func(pred []int8) float64 {
+		mt, err := fasd.Evaluate(pred, y, s)
+		if err != nil {
+			return math.NaN()
+		}
+		return mt.DP + mt.EO
+	}
+	counted, atLeast := 0, 0
+	for r := 0; r < archResamples; r++ {
+		for k := 0; k < m; k++ {
+			var i int
+			if k < len(pos) {
+				i = pos[rng.IntN(len(pos))]
+			} else {
+				i = neg[rng.IntN(len(neg))]
+			}
+			u := ev.val[i]
+			pr[k], pp[k] = fasd.PredictAt(root.ValScores[i], tr), fasd.PredictAt(plain.ValScores[i], tp)
+			y[k], s[k] = ev.labels[u], ev.sens[u]
+		}
+		ur, up := unfair(pr), unfair(pp)
+		if math.IsNaN(ur) || math.IsNaN(up) {
+			continue
+		}
+		counted++
+		if ur <= up {
+			atLeast++
+		}
+	}
+	if counted == 0 {
+		return math.NaN()
+	}
+	return float64(atLeast) / float64(counted)
 }

@@ -79,7 +79,7 @@ func TestRootBetterOnValidation(t *testing.T) {
 			if got := rootBetterOnValidation(ev, r, p, fasd.NewRand(1)); got != c.want {
 				t.Fatalf("rootBetterOnValidation = %v, want %v", got, c.want)
 			}
-			e := archCheck(ev, r, p, fasd.NewRand(1))
+			e := archCheck(ev, r, p, ArchFairPoint, fasd.NewRand(1))
 			if e.Reason != c.reason {
 				t.Errorf("reason %q, want %q (evidence %+v)", e.Reason, c.reason, e)
 			}
@@ -197,5 +197,87 @@ func TestModels_AutoArch(t *testing.T) {
 		if err := mm.resolveArch(&c.hdr, has); !errors.Is(err, ErrModels) {
 			t.Errorf("%s: %v, want ErrModels", c.name, err)
 		}
+	}
+}
+
+// ensure that under classifier.arch_fair = "significant" a larger
+// validation ΔDP + ΔEO rules root weights out only when the paired
+// bootstrap says so, and that the default ("point") is unchanged.
+func TestArchCheck_FairSignificant(t *testing.T) {
+	noisy := func(i int, y int8) float64 {
+		h := float64((i*7919)%101) / 101
+		return 0.35*float64(y) + 0.65*h
+	}
+	perfect := func(i int, y int8) float64 { return 0.1 + 0.8*float64(y) + 0.001*float64(i%7) }
+	// biased ranks perfectly but, at its threshold 0.9, predicts only
+	// group 1's positives: ΔDP 0.5, ΔEO 1.
+	biased := func(i int, y int8) float64 { return 0.1 + 0.75*float64(y) + 0.1*float64((i/4)%2) }
+	// val sets a result's validation metrics from its scores.
+	val := func(ev *evalData, r *VariantResult, thr float64) {
+		p1 := make([]float64, ev.numNodes)
+		copy(p1, r.ValScores)
+		m, err := fasd.EvaluateScores(p1, thr, ev.labels, ev.sens, ev.val)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Val, r.Threshold = metricsOf(m), Num(thr)
+	}
+	for _, c := range []struct {
+		name         string
+		root         func(int, int8) float64
+		rootThr      float64
+		gapR, gapP   float64 // forced validation ΔDP (NaN: from the scores)
+		point, signf ArchReason
+	}{
+		// root is fairer on every resample; the point estimate is forced.
+		{"point estimate only", perfect, 0.5, 0.2, 0.1, ArchLessFair, ArchRootBetter},
+		{"significantly less fair", biased, 0.9, math.NaN(), math.NaN(), ArchLessFair, ArchLessFair},
+		{"fairer", perfect, 0.5, math.NaN(), math.NaN(), ArchRootBetter, ArchRootBetter},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, mode := range []ArchFair{ArchFairPoint, ArchFairSignificant} {
+				ev, r, p := archCase(400, c.root, noisy)
+				val(ev, r, c.rootThr)
+				val(ev, p, 0.5)
+				if !math.IsNaN(c.gapR) {
+					r.Val.DP, p.Val.DP, r.Val.EO, p.Val.EO = Num(c.gapR), Num(c.gapP), 0, 0
+				}
+				e := archCheck(ev, r, p, mode, fasd.NewRand(1))
+				want := c.point
+				if mode == ArchFairSignificant {
+					want = c.signf
+				}
+				if e.Reason != want {
+					t.Errorf("%s: reason %q, want %q (evidence %+v)", mode, e.Reason, want, e)
+				}
+				larger := r.Val.DP+r.Val.EO > p.Val.DP+p.Val.EO
+				if reached := !math.IsNaN(float64(e.FairShare)); reached != (mode == ArchFairSignificant && larger) {
+					t.Errorf("%s: fair share %v (root's ΔDP + ΔEO the larger: %v)", mode, e.FairShare, larger)
+				}
+				if mode == ArchFairSignificant && larger && (e.FairShare <= archLevel) != (e.Reason == ArchLessFair) {
+					t.Errorf("%s: fair share %v with reason %q", mode, e.FairShare, e.Reason)
+				}
+			}
+		})
+	}
+}
+
+// ensure that fairShare is 1 for identical networks, 0 for one that is
+// unfair on every resample, and that it is a share.
+func TestFairShare(t *testing.T) {
+	perfect := func(i int, y int8) float64 { return 0.1 + 0.8*float64(y) }
+	biased := func(i int, y int8) float64 { return 0.1 + 0.75*float64(y) + 0.1*float64((i/4)%2) }
+	ev, r, p := archCase(200, perfect, perfect)
+	r.Threshold, p.Threshold = 0.5, 0.5
+	if got := fairShare(ev, r, p, fasd.NewRand(1)); got != 1 {
+		t.Errorf("identical networks: %v, want 1", got)
+	}
+	ev, r, p = archCase(200, biased, perfect)
+	r.Threshold, p.Threshold = 0.9, 0.5
+	if got := fairShare(ev, r, p, fasd.NewRand(1)); got != 0 {
+		t.Errorf("root unfair everywhere: %v, want 0", got)
+	}
+	if got := fairShare(ev, p, r, fasd.NewRand(1)); got != 1 {
+		t.Errorf("root fair everywhere: %v, want 1", got)
 	}
 }

@@ -227,6 +227,11 @@ type ClassifierConfig struct {
 	// w/o-Diffusion classifier shares it (under "auto" it chooses for
 	// itself).
 	Arch string `toml:"arch"`
+	// ArchFair is how "auto" holds root weights to "no less fair":
+	// "point" (its validation ΔDP + ΔEO no larger than the paper's f's)
+	// or "significant" (not significantly larger: paired bootstrap,
+	// one-sided 5 %).
+	ArchFair string `toml:"arch_fair"`
 	// Schedule is "epochs" (every epoch visits every subgraph and then
 	// validates on all of them) or "budget" (Budget subgraph-steps of
 	// mini-batches drawn from the shuffled subgraphs, cycling, validated
@@ -398,7 +403,7 @@ func Preset(name string) (Config, error) {
 			Reverse: "sde", GuideSteps: 3, GuideTol: 0.05, GuideNet: GuideGSen, GuideRounds: 1,
 		},
 		Classifier: ClassifierConfig{Epochs: 500, LR: 1e-3, WeightDecay: 1e-4, Batch: 64, Dropout: 0.3, Hidden: 64, Decision: string(DecisionHalf), Select: string(SelectAcc),
-			Readout: string(ReadoutMean), FallbackFASD: string(FallbackOff), Arch: string(ArchGCN)},
+			Readout: string(ReadoutMean), FallbackFASD: string(FallbackOff), Arch: string(ArchGCN), ArchFair: string(ArchFairPoint)},
 		Baseline: TrainConfig{Epochs: 500, LR: 1e-3, WeightDecay: 1e-4, Dropout: 0.3, Hidden: 64},
 	}
 	c.Classifier.Schedule, c.Classifier.Evals, c.Classifier.EvalPatience, c.Classifier.ValCap = ClassEpochs, 20, 5, 2000

@@ -113,6 +113,19 @@ const (
 	ArchAuto Arch = "auto"
 )
 
+// ArchFair is the value of classifier.arch_fair: how classifier.arch =
+// "auto" holds root weights to "no less fair" on the validation nodes.
+type ArchFair string
+
+const (
+	// ArchFairPoint keeps the paper's f whenever root's ΔDP + ΔEO is the
+	// larger, by any margin.
+	ArchFairPoint ArchFair = "point"
+	// ArchFairSignificant keeps it only when root's ΔDP + ΔEO is
+	// significantly larger (paired bootstrap, one-sided 5 %).
+	ArchFairSignificant ArchFair = "significant"
+)
+
 // FallbackFASD is the value of classifier.fallback_fasd: when fasd serves
 // the w/o-Diffusion classifier instead of the debiased one.
 type FallbackFASD string
@@ -190,6 +203,7 @@ var enums = []struct {
 	{"classifier.select", names(SelectAcc, SelectAUC, SelectFair)},
 	{"classifier.readout", names(ReadoutMean, ReadoutRoot)},
 	{"classifier.arch", names(ArchGCN, ArchRoot, ArchAuto)},
+	{"classifier.arch_fair", names(ArchFairPoint, ArchFairSignificant)},
 	{"classifier.fallback_fasd", names(FallbackOff, FallbackCheck, FallbackSignificant)},
 	{"classifier.schedule", names(ClassEpochs, ClassBudget)},
 }

@@ -326,7 +326,10 @@ JSON (--json): an object with
                 (fractions), share (the share of bootstrap resamples with
                 the paper's f ranking at least as well; root is
                 significantly better at ≤ 0.05), root_unfair and
-                paper_unfair (ΔDP + ΔEO, fractions); null where not reached
+                paper_unfair (ΔDP + ΔEO, fractions) and, under
+                classifier.arch_fair = "significant", fair_share (the share
+                of resamples with root at least as fair; significantly less
+                fair at ≤ 0.05); null where not reached
     paired      [object], one per reference other than the variant itself:
       reference  the reference variant
       acc, auc, f1, macro_f1, dp, eo, probe_auc, counterfactual  {n, mean, sd, lo, hi, p, per_seed}: per-seed
