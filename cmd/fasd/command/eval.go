@@ -858,13 +858,21 @@ func archWhy(e *pipeline.ArchEvidence) string {
 	auc := func(x pipeline.Num) string { return fmt.Sprintf("%.3f", float64(x)) }
 	switch e.Reason {
 	case pipeline.ArchRootBetter:
-		return fmt.Sprintf(", validation AUC root %s vs %s, share %s", auc(e.RootAUC), auc(e.PaperAUC), auc(e.Share))
+		s := fmt.Sprintf(", validation AUC root %s vs %s, share %s", auc(e.RootAUC), auc(e.PaperAUC), auc(e.Share))
+		if !math.IsNaN(float64(e.FairShare)) {
+			s += fmt.Sprintf("; ΔDP+ΔEO %s vs %s, not significantly larger: fair share %s", pct(e.RootUnfair), pct(e.PaperUnfair), auc(e.FairShare))
+		}
+		return s
 	case pipeline.ArchNotSignificant:
 		return fmt.Sprintf(", root's validation AUC %s vs %s not significant: share %s", auc(e.RootAUC), auc(e.PaperAUC), auc(e.Share))
 	case pipeline.ArchNotHigher:
 		return fmt.Sprintf(", root's validation AUC %s not above %s", auc(e.RootAUC), auc(e.PaperAUC))
 	case pipeline.ArchLessFair:
-		return fmt.Sprintf(", root less fair on validation: ΔDP+ΔEO %s vs %s", pct(e.RootUnfair), pct(e.PaperUnfair))
+		s := fmt.Sprintf(", root less fair on validation: ΔDP+ΔEO %s vs %s", pct(e.RootUnfair), pct(e.PaperUnfair))
+		if !math.IsNaN(float64(e.FairShare)) {
+			s += ", fair share " + auc(e.FairShare)
+		}
+		return s
 	}
 	return ", no evidence on validation"
 }

@@ -247,3 +247,33 @@ func TestEvalCommand_ArchAuto(t *testing.T) {
 		}
 	}
 }
+
+// Ensure that the table's note on f's architecture names the figures that
+// decided the choice, for every outcome.
+func TestArchWhy(t *testing.T) {
+	nan := pipeline.Num(math.NaN())
+	for _, c := range []struct {
+		e    *pipeline.ArchEvidence
+		want string
+	}{
+		{nil, ""},
+		{&pipeline.ArchEvidence{Reason: pipeline.ArchRootBetter, RootAUC: 0.86, PaperAUC: 0.815, Share: 0, FairShare: nan},
+			", validation AUC root 0.860 vs 0.815, share 0.000"},
+		{&pipeline.ArchEvidence{Reason: pipeline.ArchRootBetter, RootAUC: 0.86, PaperAUC: 0.815, Share: 0.01,
+			RootUnfair: 0.4711, PaperUnfair: 0.4442, FairShare: 0.31},
+			", validation AUC root 0.860 vs 0.815, share 0.010; ΔDP+ΔEO 47.11 vs 44.42, not significantly larger: fair share 0.310"},
+		{&pipeline.ArchEvidence{Reason: pipeline.ArchNotSignificant, RootAUC: 0.859, PaperAUC: 0.856, Share: 0.438},
+			", root's validation AUC 0.859 vs 0.856 not significant: share 0.438"},
+		{&pipeline.ArchEvidence{Reason: pipeline.ArchNotHigher, RootAUC: 0.85, PaperAUC: 0.863},
+			", root's validation AUC 0.850 not above 0.863"},
+		{&pipeline.ArchEvidence{Reason: pipeline.ArchLessFair, RootUnfair: 0.4711, PaperUnfair: 0.4442, FairShare: nan},
+			", root less fair on validation: ΔDP+ΔEO 47.11 vs 44.42"},
+		{&pipeline.ArchEvidence{Reason: pipeline.ArchLessFair, RootUnfair: 0.5915, PaperUnfair: 0.2619, FairShare: 0.001},
+			", root less fair on validation: ΔDP+ΔEO 59.15 vs 26.19, fair share 0.001"},
+		{&pipeline.ArchEvidence{Reason: pipeline.ArchNoEvidence}, ", no evidence on validation"},
+	} {
+		if got := archWhy(c.e); got != c.want {
+			t.Errorf("archWhy(%+v) = %q, want %q", c.e, got, c.want)
+		}
+	}
+}
