@@ -142,15 +142,7 @@ func archCheck(ev *evalData, root, plain *VariantResult, fair ArchFair, rng *ran
 			return e
 		}
 	}
-	var pos, neg []int
-	for i, u := range ev.val {
-		switch ev.labels[u] {
-		case 1:
-			pos = append(pos, i)
-		case 0:
-			neg = append(neg, i)
-		}
-	}
+	pos, neg := valClasses(ev)
 	if len(pos) == 0 || len(neg) == 0 {
 		return e
 	}
@@ -189,13 +181,7 @@ func archCheck(ev *evalData, root, plain *VariantResult, fair ArchFair, rng *ran
 	draw := make([]int, len(y))
 	atLeast := 0
 	for r := 0; r < archResamples; r++ {
-		for k := range draw {
-			if k < len(pos) {
-				draw[k] = pos[rng.IntN(len(pos))]
-			} else {
-				draw[k] = neg[rng.IntN(len(neg))]
-			}
-		}
+		resample(rng, pos, neg, draw)
 		ar, ap, ok := auc(func(k int) int { return draw[k] })
 		if !ok || ap >= ar {
 			atLeast++
@@ -215,15 +201,7 @@ func archCheck(ev *evalData, root, plain *VariantResult, fair ArchFair, rng *ran
 // plain's; resamples where either is undefined (a group without nodes or
 // without positives) do not count. NaN when none counts.
 func fairShare(ev *evalData, root, plain *VariantResult, rng *rand.Rand) float64 {
-	var pos, neg []int
-	for i, u := range ev.val {
-		switch ev.labels[u] {
-		case 1:
-			pos = append(pos, i)
-		case 0:
-			neg = append(neg, i)
-		}
-	}
+	pos, neg := valClasses(ev)
 	if len(pos) == 0 || len(neg) == 0 {
 		return math.NaN()
 	}
@@ -237,15 +215,11 @@ func fairShare(ev *evalData, root, plain *VariantResult, rng *rand.Rand) float64
 		}
 		return mt.DP + mt.EO
 	}
+	draw := make([]int, m)
 	counted, atLeast := 0, 0
 	for r := 0; r < archResamples; r++ {
-		for k := 0; k < m; k++ {
-			var i int
-			if k < len(pos) {
-				i = pos[rng.IntN(len(pos))]
-			} else {
-				i = neg[rng.IntN(len(neg))]
-			}
+		resample(rng, pos, neg, draw)
+		for k, i := range draw {
 			u := ev.val[i]
 			pr[k], pp[k] = fasd.PredictAt(root.ValScores[i], tr), fasd.PredictAt(plain.ValScores[i], tp)
 			y[k], s[k] = ev.labels[u], ev.sens[u]
@@ -263,4 +237,31 @@ func fairShare(ev *evalData, root, plain *VariantResult, rng *rand.Rand) float64
 		return math.NaN()
 	}
 	return float64(atLeast) / float64(counted)
+}
+
+// valClasses returns the positions in ev.val of the positive and of the
+// negative validation nodes.
+func valClasses(ev *evalData) (pos, neg []int) {
+	for i, u := range ev.val {
+		switch ev.labels[u] {
+		case 1:
+			pos = append(pos, i)
+		case 0:
+			neg = append(neg, i)
+		}
+	}
+	return pos, neg
+}
+
+// resample fills draw (len(pos) + len(neg) entries) with one paired
+// bootstrap resample: len(pos) draws from pos, then len(neg) from neg,
+// positives and negatives resampled separately so both classes stay.
+func resample(rng *rand.Rand, pos, neg, draw []int) {
+	for k := range draw {
+		if k < len(pos) {
+			draw[k] = pos[rng.IntN(len(pos))]
+		} else {
+			draw[k] = neg[rng.IntN(len(neg))]
+		}
+	}
 }
