@@ -9,7 +9,7 @@ import (
 	"github.com/fasd-db/fasd/fasd/nn"
 )
 
-// Parameters of rootBetterOnValidation.
+// Parameters of archCheck.
 const (
 	// archResamples is the number of bootstrap resamples.
 	archResamples = 2000
@@ -23,7 +23,7 @@ const (
 // f is trained twice on v with the same seeds, first with the paper's
 // layers (the same network, bit for bit, as under "gcn"), then with root
 // weights, and the root network is kept only when
-// rootBetterOnValidation says so. The result records the choice in
+// archCheck says so. The result records the choice in
 // VariantResult.Arch. No test label is read.
 func trainClassifierAuto(ctx context.Context, cfg *Config, v *view, d int, w *nn.Workers[float32], ev *evalData,
 	variant Variant, initSeed, trainSeed uint64, rep *reporter) (*nn.GCNNet[float32], VariantResult, error) {
@@ -53,7 +53,7 @@ func trainClassifierAuto(ctx context.Context, cfg *Config, v *view, d int, w *nn
 
 // ArchEvidence is what classifier.arch = "auto" read on the validation
 // nodes when it chose between the paper's f and f with root weights, each
-// at its selected epoch (rootBetterOnValidation). Figures it did not reach
+// at its selected epoch (archCheck). Figures it did not reach
 // are NaN (null in JSON).
 type ArchEvidence struct {
 	// Reason is the outcome: ArchRootBetter keeps the root weights, any
@@ -95,9 +95,10 @@ const (
 	ArchRootBetter ArchReason = "root_better"
 )
 
-// rootBetterOnValidation says whether root, f with root weights, is to be
-// kept over plain, the same f without them, from their selected epochs'
-// scores on the validation nodes (VariantResult.ValScores) alone:
+// archCheck says whether root, f with root weights, is to be kept over
+// plain, the same f without them (Reason ArchRootBetter), and with which
+// figures, from their selected epochs' scores on the validation nodes
+// (VariantResult.ValScores) alone:
 //
 //   - root ranks the validation nodes significantly better: its ROC AUC
 //     is higher on the validation nodes themselves, and at most archLevel
@@ -105,23 +106,17 @@ const (
 //     resampled separately, so every resample has both classes; both
 //     models scored on the same resample) have plain's AUC at least as
 //     high; and
-//   - root is no less fair there: its ΔDP + ΔEO at its own threshold is
-//     not larger than plain's (skipped when either is undefined, an empty
-//     group).
+//   - root is no less fair there, by the test fair: under ArchFairPoint
+//     its ΔDP + ΔEO at its own threshold is not larger than plain's
+//     (skipped when either is undefined, an empty group); under
+//     ArchFairSignificant a larger one rules it out only when
+//     significant — at most archLevel of archResamples paired bootstrap
+//     resamples (drawn as for the AUC, before its resamples) have root at
+//     least as fair, each network at its own threshold.
 //
 // Missing scores or a validation class with no node keep plain: the
 // choice falls back to the paper's layers whenever the evidence is thin.
 // rng draws the resamples.
-func rootBetterOnValidation(ev *evalData, root, plain *VariantResult, rng *rand.Rand) bool {
-	return archCheck(ev, root, plain, ArchFairPoint, rng).Reason == ArchRootBetter
-}
-
-// archCheck is rootBetterOnValidation with the figures it read, under the
-// fairness test fair: ArchFairPoint as documented there; under
-// ArchFairSignificant root's larger ΔDP + ΔEO rules it out only when
-// significant — at most archLevel of archResamples paired bootstrap
-// resamples (drawn as for the AUC, before its resamples) have root at
-// least as fair, each network at its own threshold.
 func archCheck(ev *evalData, root, plain *VariantResult, fair ArchFair, rng *rand.Rand) ArchEvidence {
 	nan := Num(math.NaN())
 	e := ArchEvidence{Reason: ArchNoEvidence, RootAUC: nan, PaperAUC: nan, Share: nan,

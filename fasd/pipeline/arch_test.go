@@ -76,10 +76,10 @@ func TestRootBetterOnValidation(t *testing.T) {
 					ev.labels[i] = 1
 				}
 			}
-			if got := rootBetterOnValidation(ev, r, p, fasd.NewRand(1)); got != c.want {
-				t.Fatalf("rootBetterOnValidation = %v, want %v", got, c.want)
-			}
 			e := archCheck(ev, r, p, ArchFairPoint, fasd.NewRand(1))
+			if got := e.Reason == ArchRootBetter; got != c.want {
+				t.Fatalf("root kept = %v, want %v (evidence %+v)", got, c.want, e)
+			}
 			if e.Reason != c.reason {
 				t.Errorf("reason %q, want %q (evidence %+v)", e.Reason, c.reason, e)
 			}

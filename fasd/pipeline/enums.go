@@ -108,7 +108,7 @@ const (
 	ArchRoot Arch = "root"
 	// ArchAuto trains f both ways on the same subgraphs and seeds and
 	// keeps the root weights only when the validation nodes show them
-	// significantly better and no less fair (rootBetterOnValidation); the
+	// significantly better and no less fair (archCheck); the
 	// w/o-Diffusion classifier chooses for itself the same way.
 	ArchAuto Arch = "auto"
 )
