@@ -14,7 +14,10 @@ var ErrConfig = errors.New("nn: invalid config")
 
 // GCNNetConfig describes a GCNNet: len(GCN) GCN layers, then len(FC) hidden
 // fully connected layers, then a linear output layer of width Out. ReLU and
-// dropout follow every hidden layer; the output is logits.
+// dropout follow every hidden layer; the output is logits. With GCNHead the
+// output layer is a GCN layer of width Out instead of the linear one (Kipf
+// and Welling's two-layer GCN is GCN: {h}, GCNHead: true), and FC must be
+// empty.
 type GCNNetConfig struct {
 	In      int     // input features D
 	GCN     []int   // GCN widths
@@ -25,6 +28,9 @@ type GCNNetConfig struct {
 	// NewGCNRoot), so a node's own features reach the output undiluted
 	// by its neighbours' however many it has.
 	Root bool
+	// GCNHead makes the output layer a GCN layer (Â·H·W + b, with a root
+	// weight under Root) instead of a linear one.
+	GCNHead bool
 }
 
 // GSenConfig is g_sen (docs/method.md §3): GCN D→64, GCN 64→32, FC 32→16,
@@ -56,6 +62,9 @@ func (c GCNNetConfig) Validate() error {
 			errs = append(errs, fmt.Errorf("%w: hidden width %d is %d", ErrConfig, i, w))
 		}
 	}
+	if c.GCNHead && len(c.FC) > 0 {
+		errs = append(errs, fmt.Errorf("%w: GCNHead with %d FC layers, want none", ErrConfig, len(c.FC)))
+	}
 	if c.Dropout < 0 || c.Dropout >= 1 {
 		errs = append(errs, fmt.Errorf("%w: Dropout = %v, want [0, 1)", ErrConfig, c.Dropout))
 	}
@@ -65,8 +74,8 @@ func (c GCNNetConfig) Validate() error {
 // GCNNet is the GCN+FC stack used for g_sen and f.
 type GCNNet[T tensor.Float] struct {
 	Config GCNNetConfig
-	GCNs   []*GCN[T]
-	FCs    []*Linear[T] // hidden layers then the output layer
+	GCNs   []*GCN[T]    // hidden layers, then the output layer under GCNHead
+	FCs    []*Linear[T] // hidden layers then the output layer (none under GCNHead)
 	params []*Param[T]
 }
 
@@ -78,7 +87,11 @@ func NewGCNNet[T tensor.Float](cfg GCNNetConfig, rng *rand.Rand) (*GCNNet[T], er
 	}
 	m := &GCNNet[T]{Config: cfg}
 	in := cfg.In
-	for i, w := range cfg.GCN {
+	widths := cfg.GCN
+	if cfg.GCNHead {
+		widths = append(append([]int(nil), cfg.GCN...), cfg.Out)
+	}
+	for i, w := range widths {
 		name := fmt.Sprintf("gcn%d", i)
 		if cfg.Root {
 			m.GCNs = append(m.GCNs, NewGCNRoot[T](name, in, w, rng))
@@ -86,6 +99,10 @@ func NewGCNNet[T tensor.Float](cfg GCNNetConfig, rng *rand.Rand) (*GCNNet[T], er
 			m.GCNs = append(m.GCNs, NewGCN[T](name, in, w, rng))
 		}
 		in = w
+	}
+	if cfg.GCNHead {
+		m.params = m.collectParams()
+		return m, nil
 	}
 	for i, w := range append(append([]int(nil), cfg.FC...), cfg.Out) {
 		m.FCs = append(m.FCs, NewLinear[T](fmt.Sprintf("fc%d", i), in, w, rng))
@@ -113,8 +130,15 @@ func (m *GCNNet[T]) collectParams() []*Param[T] {
 func (m *GCNNet[T]) Forward(t *Tape[T], x, a *Var[T], mask []T, drop *rand.PCG) *Var[T] {
 	ahat := t.GCNNorm(a)
 	h := x
-	for _, g := range m.GCNs {
+	hidden := m.GCNs
+	if m.Config.GCNHead {
+		hidden = m.GCNs[:len(m.GCNs)-1]
+	}
+	for _, g := range hidden {
 		h = t.Dropout(t.ActInPlace(g.Forward(t, ahat, h), autodiff.ReLU), m.Config.Dropout, drop)
+	}
+	if m.Config.GCNHead {
+		return t.MaskNodes(m.GCNs[len(hidden)].Forward(t, ahat, h), mask)
 	}
 	last := len(m.FCs) - 1
 	for _, l := range m.FCs[:last] {

@@ -106,7 +106,10 @@ func TestNetworks_Grad(t *testing.T) {
 	})
 	root := ClassifierConfig(3)
 	root.Root = true
-	for _, cfg := range []GCNNetConfig{GSenConfig(3), ClassifierConfig(3), root} {
+	head := GCNNetConfig{In: 3, GCN: []int{5}, Out: 2, Dropout: 0.3, GCNHead: true}
+	headRoot := head
+	headRoot.Root = true
+	for _, cfg := range []GCNNetConfig{GSenConfig(3), ClassifierConfig(3), root, head, headRoot} {
 		net, err := NewGCNNet[float64](cfg, rng)
 		if err != nil {
 			t.Fatal(err)

@@ -61,12 +61,13 @@ func testNets(t *testing.T, d int) []anyNet {
 	rootCfg := ClassifierConfig(d)
 	rootCfg.Root = true
 	fr, err5 := NewGCNNet[float64](rootCfg, rng)
-	for _, err := range []error{err1, err2, err3, err4, err5} {
+	fg, err6 := NewGCNNet[float64](GCNNetConfig{In: d, GCN: []int{8}, Out: 2, Dropout: 0.3, GCNHead: true}, rng)
+	for _, err := range []error{err1, err2, err3, err4, err5, err6} {
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	return []anyNet{sxNet{sx}, saNet{sa}, gcNet{gs, "GSen"}, gcNet{f, "Classifier"}, gcNet{fr, "Classifier/root"}}
+	return []anyNet{sxNet{sx}, saNet{sa}, gcNet{gs, "GSen"}, gcNet{f, "Classifier"}, gcNet{fr, "Classifier/root"}, gcNet{fg, "Classifier/gcn-head"}}
 }
 
 // ensure that the root weight is an addition to the GCN layer and nothing
@@ -109,6 +110,66 @@ func TestGCNNet_RootPath(t *testing.T) {
 	}
 	if rootCfg.Validate() != nil || len(root.GCNs[0].Params()) != 3 || len(plain.GCNs[0].Params()) != 2 {
 		t.Fatal("layer parameter lists: want W, b, R with a root weight and W, b without")
+	}
+}
+
+// ensure that a GCN head is a GCN layer in place of the linear output
+// layer and nothing else: on graphs without edges (Â = I) it computes what
+// the same network with a linear output layer of the same weights
+// computes, and on graphs with edges it does not (the head propagates).
+func TestGCNNet_GCNHead(t *testing.T) {
+	const n, d, h = 6, 4, 5
+	rng := rand.New(rand.NewPCG(8, 2))
+	for _, root := range []bool{false, true} {
+		headCfg := GCNNetConfig{In: d, GCN: []int{h}, Out: 2, GCNHead: true, Root: root}
+		linCfg := GCNNetConfig{In: d, GCN: []int{h}, Out: 2, Root: root}
+		head, err := NewGCNNet[float64](headCfg, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lin, err := NewGCNNet[float64](linCfg, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(head.GCNs) != 2 || len(head.FCs) != 0 || len(lin.GCNs) != 1 || len(lin.FCs) != 1 {
+			t.Fatalf("root=%v: head %d GCN %d FC, linear %d GCN %d FC", root, len(head.GCNs), len(head.FCs), len(lin.GCNs), len(lin.FCs))
+		}
+		copy(lin.GCNs[0].W.Value.Data, head.GCNs[0].W.Value.Data)
+		copy(lin.GCNs[0].B.Value.Data, head.GCNs[0].B.Value.Data)
+		out := head.GCNs[1]
+		copy(lin.FCs[0].W.Value.Data, out.W.Value.Data)
+		copy(lin.FCs[0].B.Value.Data, out.B.Value.Data)
+		if root {
+			copy(lin.GCNs[0].R.Value.Data, head.GCNs[0].R.Value.Data)
+			// The head's root path adds H·R to Â·H·W: with Â = I that is
+			// H·(W + R), so the linear layer gets W + R.
+			for i, r := range out.R.Value.Data {
+				lin.FCs[0].W.Value.Data[i] += r
+			}
+		}
+		tp := autodiff.NewTape[float64]()
+		bare := randBatch[float64](rng, n, d, []int{6, 3}, 0)
+		clear(bare.A.Data)
+		want := gcNet{lin, "linear"}.run(tp, bare)
+		got := gcNet{head, "head"}.run(tp, bare)
+		for i := range want.Data {
+			if math.Abs(got.Data[i]-want.Data[i]) > 1e-12 {
+				t.Fatalf("root=%v, no edges: out[%d] = %v, linear head %v", root, i, got.Data[i], want.Data[i])
+			}
+		}
+		g := randBatch[float64](rng, n, d, []int{6, 3}, 0)
+		want = gcNet{lin, "linear"}.run(tp, g)
+		got = gcNet{head, "head"}.run(tp, g)
+		same := true
+		for i := range want.Data {
+			same = same && math.Abs(got.Data[i]-want.Data[i]) <= 1e-12
+		}
+		if same {
+			t.Fatalf("root=%v: the GCN head ignores the edges", root)
+		}
+	}
+	if err := (GCNNetConfig{In: d, GCN: []int{h}, FC: []int{h}, Out: 2, GCNHead: true}).Validate(); err == nil {
+		t.Fatal("GCNHead with FC layers validated")
 	}
 }
 

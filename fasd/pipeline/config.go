@@ -232,6 +232,11 @@ type ClassifierConfig struct {
 	// or "significant" (not significantly larger: paired bootstrap,
 	// one-sided 5 %).
 	ArchFair string `toml:"arch_fair"`
+	// Head is what follows f's first GCN layer: "mlp" (the paper: GCN h,
+	// then FC h and the FC output layer), "linear" (GCN h, then the FC
+	// output layer) or "gcn" (a GCN output layer: the GCN baseline's
+	// two-layer architecture). The w/o-Diffusion classifier shares it.
+	Head string `toml:"head"`
 	// Schedule is "epochs" (every epoch visits every subgraph and then
 	// validates on all of them) or "budget" (Budget subgraph-steps of
 	// mini-batches drawn from the shuffled subgraphs, cycling, validated
@@ -403,7 +408,7 @@ func Preset(name string) (Config, error) {
 			Reverse: "sde", GuideSteps: 3, GuideTol: 0.05, GuideNet: GuideGSen, GuideRounds: 1,
 		},
 		Classifier: ClassifierConfig{Epochs: 500, LR: 1e-3, WeightDecay: 1e-4, Batch: 64, Dropout: 0.3, Hidden: 64, Decision: string(DecisionHalf), Select: string(SelectAcc),
-			Readout: string(ReadoutMean), FallbackFASD: string(FallbackOff), Arch: string(ArchGCN), ArchFair: string(ArchFairPoint)},
+			Readout: string(ReadoutMean), FallbackFASD: string(FallbackOff), Arch: string(ArchGCN), ArchFair: string(ArchFairPoint), Head: string(HeadMLP)},
 		Baseline: TrainConfig{Epochs: 500, LR: 1e-3, WeightDecay: 1e-4, Dropout: 0.3, Hidden: 64},
 	}
 	c.Classifier.Schedule, c.Classifier.Evals, c.Classifier.EvalPatience, c.Classifier.ValCap = ClassEpochs, 20, 5, 2000

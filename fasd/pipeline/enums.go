@@ -113,6 +113,21 @@ const (
 	ArchAuto Arch = "auto"
 )
 
+// Head is the value of classifier.head: the layers of f after its first
+// GCN layer (f_base, g_sen and the baselines are unaffected, except that
+// the w/o-Diffusion classifier shares f's architecture).
+type Head string
+
+const (
+	// HeadMLP is the paper's f: GCN h → GCN h → FC h → FC 2 (§10).
+	HeadMLP Head = "mlp"
+	// HeadLinear drops the hidden FC layer: GCN h → GCN h → FC 2.
+	HeadLinear Head = "linear"
+	// HeadGCN is the GCN baseline's architecture (Kipf and Welling's
+	// two-layer GCN): GCN h → GCN 2, the second layer giving the logits.
+	HeadGCN Head = "gcn"
+)
+
 // ArchFair is the value of classifier.arch_fair: how classifier.arch =
 // "auto" holds root weights to "no less fair" on the validation nodes.
 type ArchFair string
@@ -204,6 +219,7 @@ var enums = []struct {
 	{"classifier.readout", names(ReadoutMean, ReadoutRoot)},
 	{"classifier.arch", names(ArchGCN, ArchRoot, ArchAuto)},
 	{"classifier.arch_fair", names(ArchFairPoint, ArchFairSignificant)},
+	{"classifier.head", names(HeadMLP, HeadLinear, HeadGCN)},
 	{"classifier.fallback_fasd", names(FallbackOff, FallbackCheck, FallbackSignificant)},
 	{"classifier.schedule", names(ClassEpochs, ClassBudget)},
 }

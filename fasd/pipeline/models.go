@@ -94,8 +94,8 @@ func gsenArch(cfg *Config, d int) nn.GCNNetConfig {
 	return nn.GCNNetConfig{In: d, GCN: []int{h, max(1, h/2)}, FC: []int{max(1, h/4)}, Out: 1, Dropout: cfg.Sens.Dropout}
 }
 
-// classifierArch is f's architecture (§10): GCN h → GCN h → FC h → 2, the
-// GCN layers with root weights under classifier.arch = "root" (under
+// classifierArch is f's architecture (§10): GCN h → GCN h → FC h → 2 (or
+// the shorter head classifier.head names), the GCN layers with root weights under classifier.arch = "root" (under
 // "auto" the paper's layers: the arm trained first, see trainClassifierAuto).
 func classifierArch(cfg *Config, d int) nn.GCNNetConfig {
 	return classifierArchRoot(cfg, d, Arch(cfg.Classifier.Arch) == ArchRoot)
@@ -104,7 +104,14 @@ func classifierArch(cfg *Config, d int) nn.GCNNetConfig {
 // classifierArchRoot is classifierArch with the root weights on or off.
 func classifierArchRoot(cfg *Config, d int, root bool) nn.GCNNetConfig {
 	h := cfg.Classifier.Hidden
-	return nn.GCNNetConfig{In: d, GCN: []int{h, h}, FC: []int{h}, Out: 2, Dropout: cfg.Classifier.Dropout, Root: root}
+	c := nn.GCNNetConfig{In: d, GCN: []int{h, h}, FC: []int{h}, Out: 2, Dropout: cfg.Classifier.Dropout, Root: root}
+	switch Head(cfg.Classifier.Head) {
+	case HeadLinear:
+		c.FC = nil
+	case HeadGCN:
+		c.GCN, c.FC, c.GCNHead = []int{h}, nil, true
+	}
+	return c
 }
 
 func scoreXArch(cfg *Config, d int) nn.ScoreXConfig {
@@ -313,7 +320,7 @@ func UnmarshalModels(b []byte) (*Models, error) {
 	// Bundles written before a key existed decode with that key's
 	// behaviour of the time: the paper's epochs schedule and reverse SDE.
 	cfg := Config{
-		Classifier: ClassifierConfig{Decision: string(DecisionHalf), Select: string(SelectAcc), Readout: string(ReadoutMean), FallbackFASD: string(FallbackOff), Arch: string(ArchGCN)},
+		Classifier: ClassifierConfig{Decision: string(DecisionHalf), Select: string(SelectAcc), Readout: string(ReadoutMean), FallbackFASD: string(FallbackOff), Arch: string(ArchGCN), Head: string(HeadMLP)},
 		Score:      ScoreConfig{Schedule: "epochs", Evals: 20, HoldOut: 0.1},
 		Debias:     DebiasConfig{Reverse: "sde", GuideSteps: 3, GuideTol: 0.05, GuideNet: "gsen", GuideRounds: 1},
 	}

@@ -69,20 +69,24 @@ func TestRun_AllVariantsDeterministic(t *testing.T) {
 
 // ensure that the model bundle round-trips and that an Engine built from
 // the decoded bundle debiases and classifies exactly like the pipeline,
-// for f with and without root weights and with the architecture chosen
-// on validation.
+// for f with and without root weights, with the architecture chosen on
+// validation, and with each head.
 func TestModels_RoundTripSamePath(t *testing.T) {
-	for _, arch := range []Arch{ArchGCN, ArchRoot, ArchAuto} {
-		t.Run(string(arch), func(t *testing.T) { testModelsRoundTrip(t, arch) })
+	for _, c := range []struct {
+		arch Arch
+		head Head
+	}{{ArchGCN, HeadMLP}, {ArchRoot, HeadMLP}, {ArchAuto, HeadMLP}, {ArchGCN, HeadLinear}, {ArchAuto, HeadGCN}} {
+		t.Run(string(c.arch)+"/"+string(c.head), func(t *testing.T) { testModelsRoundTrip(t, c.arch, c.head) })
 	}
 }
 
-func testModelsRoundTrip(t *testing.T, arch Arch) {
+func testModelsRoundTrip(t *testing.T, arch Arch, head Head) {
 	g := newToyGraph(150, 6, 8, 0.8, 0.4, 0.8, 2)
 	in := g.input(t, 5, 5)
 	cfg := fastConfig(t)
 	cfg.Seed = 5
 	cfg.Classifier.Arch = string(arch)
+	cfg.Classifier.Head = string(head)
 	res, err := Run(context.Background(), cfg, in, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -104,6 +108,9 @@ func testModelsRoundTrip(t *testing.T, arch Arch) {
 	}
 	if got := m.F.Config.Root; got != want {
 		t.Fatalf("decoded f has root weights %v, want %v", got, want)
+	}
+	if got, want := m.F.Config.GCNHead, head == HeadGCN; got != want || len(m.F.Params()) != len(res.Models.F.Params()) {
+		t.Fatalf("decoded f: GCN head %v (want %v), %d parameters (trained %d)", got, want, len(m.F.Params()), len(res.Models.F.Params()))
 	}
 	if m.FeatureHash != FeatureHash(in.FeatureNames) || m.D != in.D || m.Config.TOML() != cfg.TOML() {
 		t.Fatalf("header mismatch: %q %d", m.FeatureHash, m.D)
