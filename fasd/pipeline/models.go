@@ -95,8 +95,9 @@ func gsenArch(cfg *Config, d int) nn.GCNNetConfig {
 }
 
 // classifierArch is f's architecture (§10): GCN h → GCN h → FC h → 2 (or
-// the shorter head classifier.head names), the GCN layers with root weights under classifier.arch = "root" (under
-// "auto" the paper's layers: the arm trained first, see trainClassifierAuto).
+// the shorter head classifier.head names), the GCN layers with root
+// weights under classifier.arch = "root" (under "auto" the paper's
+// layers: the arm trained first, see trainClassifierAuto).
 func classifierArch(cfg *Config, d int) nn.GCNNetConfig {
 	return classifierArchRoot(cfg, d, Arch(cfg.Classifier.Arch) == ArchRoot)
 }
