@@ -22,7 +22,9 @@ import (
 // Â·X·W1 is computed as (Â·X)·W1 with Â·X formed once (it does not change
 // between epochs, and D < h): the first layer then needs no sparse product
 // at all, forward or backward (d W1 = (Â·X)ᵀ·dP1), and the epoch's three
-// sparse products have width 2. Row-wise passes run on g.workers
+// sparse products have width 2; the validation forward and the next
+// training forward share P1 and one pass over Â (forwardBoth), so an
+// epoch reads Â twice. Row-wise passes run on g.workers
 // goroutines over fixed blocks of rows; every output row is computed by
 // one goroutine in the same order whatever the worker count, and the
 // reductions over rows (the weight gradients) run on one goroutine, so the
@@ -41,8 +43,10 @@ type sparseGCN struct {
 	// kept entries
 	h1, h1w2, z []float32
 	keep        []uint64 // (h+63)/64 words per row
-	scale       float32
-	w2c         []float32 // W2's two columns, one after the other
+	// forwardBoth's validation outputs (allocated on its first call)
+	h1w2v, zv []float32
+	scale     float32
+	w2c       []float32 // W2's two columns, one after the other
 	// scratch: one gcnBlock×h block per worker (P1, then dP1 in backward);
 	// part holds each block's weight gradients
 	blk          [][]float32
@@ -177,18 +181,50 @@ func (g *sparseGCN) prop(src []float32, c int, bias []float32, dst []float32) {
 	})
 }
 
-// prop2 is prop for c = 2 with the row kept in registers (the same
-// operations in the same order).
+// prop2 is prop for c = 2 with the rows kept in registers (the same
+// operations in the same order). Two rows are summed side by side, four
+// independent chains of additions instead of two, each row still in its
+// own order.
 func (g *sparseGCN) prop2(src, bias, dst []float32) {
 	var b0, b1 float32
 	if bias != nil {
 		b0, b1 = bias[0], bias[1]
 	}
 	g.rows(func(_, lo, hi int) {
-		for u := lo; u < hi; u++ {
+		u := lo
+		for ; u+1 < hi; u += 2 {
+			ca := g.col[g.rowPtr[u]:g.rowPtr[u+1]]
+			va := g.val[g.rowPtr[u]:g.rowPtr[u+1]]
+			cb := g.col[g.rowPtr[u+1]:g.rowPtr[u+2]]
+			vb := g.val[g.rowPtr[u+1]:g.rowPtr[u+2]]
+			m := min(len(ca), len(cb))
+			va, vb = va[:len(ca)], vb[:len(cb)]
+			s0, s1, t0, t1 := b0, b1, b0, b1
+			for k := 0; k < m; k++ {
+				v, w := ca[k], va[k]
+				x, y := cb[k], vb[k]
+				s0 += w * src[2*v]
+				s1 += w * src[2*v+1]
+				t0 += y * src[2*x]
+				t1 += y * src[2*x+1]
+			}
+			for k := m; k < len(ca); k++ {
+				v, w := ca[k], va[k]
+				s0 += w * src[2*v]
+				s1 += w * src[2*v+1]
+			}
+			for k := m; k < len(cb); k++ {
+				x, y := cb[k], vb[k]
+				t0 += y * src[2*x]
+				t1 += y * src[2*x+1]
+			}
+			dst[2*u], dst[2*u+1], dst[2*u+2], dst[2*u+3] = s0, s1, t0, t1
+		}
+		if u < hi {
 			s0, s1 := b0, b1
-			lo, hi := g.rowPtr[u], g.rowPtr[u+1]
-			col, val := g.col[lo:hi], g.val[lo:hi]
+			col := g.col[g.rowPtr[u]:g.rowPtr[u+1]]
+			val := g.val[g.rowPtr[u]:g.rowPtr[u+1]]
+			val = val[:len(col)]
 			for k, v := range col {
 				w := val[k]
 				s0 += w * src[2*v]
@@ -199,17 +235,62 @@ func (g *sparseGCN) prop2(src, bias, dst []float32) {
 	})
 }
 
+// prop2x2 is prop2(srcA, bias, dstA) and prop2(srcB, bias, dstB) in one
+// pass over Â, bit for bit.
+func (g *sparseGCN) prop2x2(srcA, srcB, bias, dstA, dstB []float32) {
+	var b0, b1 float32
+	if bias != nil {
+		b0, b1 = bias[0], bias[1]
+	}
+	g.rows(func(_, lo, hi int) {
+		for u := lo; u < hi; u++ {
+			a0, a1, c0, c1 := b0, b1, b0, b1
+			col := g.col[g.rowPtr[u]:g.rowPtr[u+1]]
+			val := g.val[g.rowPtr[u]:g.rowPtr[u+1]]
+			val = val[:len(col)]
+			for k, v := range col {
+				w := val[k]
+				a0 += w * srcA[2*v]
+				a1 += w * srcA[2*v+1]
+				c0 += w * srcB[2*v]
+				c1 += w * srcB[2*v+1]
+			}
+			dstA[2*u], dstA[2*u+1] = a0, a1
+			dstB[2*u], dstB[2*u+1] = c0, c1
+		}
+	})
+}
+
 // forward fills z (n×2 logits). With src != nil dropout p is applied to H1,
 // with draws from src, and H1 and the mask are kept for backward; with src
-// == nil (validation)
-// nothing of the hidden layer is stored. P1 = (Â·X)·W1 + b1 lives only in
-// the worker's block.
+// == nil (validation) nothing of the hidden layer is stored. P1 = (Â·X)·W1 +
+// b1 lives only in the worker's block.
 func (g *sparseGCN) forward(p float64, src *rand.PCG) {
+	g.pass(p, src, src != nil, src == nil)
+}
+
+// forwardBoth is forward(0, nil) into zv followed by forward(p, src) into
+// z, bit for bit, in one pass: both start from the same P1 (dropout acts on
+// ReLU(P1)), so the validation of an epoch's new weights and the training
+// forward of the next epoch share the product (Â·X)·W1 and the sparse
+// pass. The draws from src are those forward(p, src) takes.
+func (g *sparseGCN) forwardBoth(p float64, src *rand.PCG) {
+	g.pass(p, src, true, true)
+}
+
+// pass is forward (train or eval) and forwardBoth (both): train writes H1,
+// H1·W2 and z from the dropout mask drawn from src; eval writes
+// ReLU(P1)·W2 and the logits into h1w2 and z, or with train into h1w2v and
+// zv. Each output is summed in the same order in every mode.
+func (g *sparseGCN) pass(p float64, src *rand.PCG, train, eval bool) {
 	d, h := g.d, g.h
 	w1, b1, w2 := g.w1.Value.Data, g.b1.Value.Data, g.w2.Value.Data
-	train := src != nil
 	if train {
 		g.dropMask(p, src)
+	}
+	both := train && eval
+	if both && g.zv == nil {
+		g.h1w2v, g.zv = make([]float32, g.n*2), make([]float32, g.n*2)
 	}
 	scale, wpr := g.scale, (h+63)/64
 	// W2's columns, contiguous
@@ -226,11 +307,27 @@ func (g *sparseGCN) forward(p float64, src *rand.PCG) {
 		for u := lo; u < hi; u++ {
 			p1 := blk[(u-lo)*h : (u-lo+1)*h]
 			c0, c1 := w2c[:len(p1)], w2c[h:h+len(p1)]
-			var s0, s1 float32
+			var s0, s1, e0, e1 float32
 			// Branch-free ReLU and mask (the signs are random): relu(v)
 			// keeps v's bits when its sign bit is clear; adding the +0 of a
 			// negative v changes no sum.
-			if train {
+			switch {
+			case both:
+				h1 := g.h1[u*h : u*h+len(p1)]
+				keep := g.keep[u*wpr : (u+1)*wpr]
+				for j, v := range p1 {
+					b := math.Float32bits(v)
+					pos := uint32(int32(^b) >> 31)
+					e := math.Float32frombits(b & pos)
+					r := math.Float32frombits(b&(pos&-uint32(keep[j>>6]>>(j&63)&1))) * scale
+					h1[j] = r
+					s0 += r * c0[j]
+					s1 += r * c1[j]
+					e0 += e * c0[j]
+					e1 += e * c1[j]
+				}
+				g.h1w2v[2*u], g.h1w2v[2*u+1] = e0, e1
+			case train:
 				h1 := g.h1[u*h : u*h+len(p1)]
 				keep := g.keep[u*wpr : (u+1)*wpr]
 				for j, v := range p1 {
@@ -241,7 +338,7 @@ func (g *sparseGCN) forward(p float64, src *rand.PCG) {
 					s0 += r * c0[j]
 					s1 += r * c1[j]
 				}
-			} else {
+			default:
 				for j, v := range p1 {
 					b := math.Float32bits(v)
 					r := math.Float32frombits(b & uint32(int32(^b)>>31))
@@ -252,6 +349,10 @@ func (g *sparseGCN) forward(p float64, src *rand.PCG) {
 			g.h1w2[2*u], g.h1w2[2*u+1] = s0, s1
 		}
 	})
+	if both {
+		g.prop2x2(g.h1w2, g.h1w2v, g.b2.Value.Data, g.z, g.zv)
+		return
+	}
 	g.prop2(g.h1w2, g.b2.Value.Data, g.z)
 }
 
@@ -276,18 +377,39 @@ func (g *sparseGCN) dropMask(p float64, src *rand.PCG) {
 	thr := uint64(math.Ceil(math.Ldexp(p, 53)))
 	h, wpr := g.h, (g.h+63)/64
 	s0h, s0l := pcg.Load(src)
+	// kept ⟺ x ≥ thr ⟺ thr−1−x wraps (thr ≥ 1, x < 2^53)
+	t1 := thr - 1
 	g.rows(func(_, first, end int) {
-		hi, lo := pcg.Advance(s0h, s0l, uint64(first)*uint64(h))
-		var r uint64
-		for u := first; u < end; u++ {
+		// Two lanes: the block's first half of rows from the state at
+		// its first row, the second half from the state at its middle
+		// row, one draw of each in turn (two independent chains of LCG
+		// steps instead of one). An odd row left over is the second
+		// lane's, which ends where the block does.
+		mid := first + (end-first)/2
+		ah, al := pcg.Advance(s0h, s0l, uint64(first)*uint64(h))
+		bh, bl := pcg.Advance(s0h, s0l, uint64(mid)*uint64(h))
+		var ra, rb uint64
+		for i := 0; i < mid-first; i++ {
+			u, v := first+i, mid+i
 			for k := 0; k < wpr; k++ {
-				var word uint64
+				var wa, wb uint64
 				for b := 0; b < 64 && k*64+b < h; b++ {
-					hi, lo, r = pcg.Next(hi, lo)
-					// kept ⟺ x ≥ thr ⟺ thr−1−x wraps (thr ≥ 1, x < 2^53)
-					word |= (thr - 1 - r&(1<<53-1)) >> 63 << b
+					ah, al, ra = pcg.Next(ah, al)
+					bh, bl, rb = pcg.Next(bh, bl)
+					wa |= (t1 - ra&(1<<53-1)) >> 63 << b
+					wb |= (t1 - rb&(1<<53-1)) >> 63 << b
 				}
-				g.keep[u*wpr+k] = word
+				g.keep[u*wpr+k], g.keep[v*wpr+k] = wa, wb
+			}
+		}
+		if v := end - 1; v >= 2*mid-first {
+			for k := 0; k < wpr; k++ {
+				var wb uint64
+				for b := 0; b < 64 && k*64+b < h; b++ {
+					bh, bl, rb = pcg.Next(bh, bl)
+					wb |= (t1 - rb&(1<<53-1)) >> 63 << b
+				}
+				g.keep[v*wpr+k] = wb
 			}
 		}
 	})
@@ -413,17 +535,28 @@ func trainFullGraph(ctx context.Context, cfg *Config, in *Input, edges [][2]uint
 	sel := newSelector(ev, variant)
 	p1 := make([]float64, in.NumNodes)
 	pat := patience{limit: bc.Patience}
+	// An epoch is the training forward (dropout), backward, the Adam step
+	// and the validation forward at the new weights. The validation
+	// forward shares its P1 with the next epoch's training forward
+	// (forwardBoth), so epoch ep+1's training forward runs at the end of
+	// epoch ep; the dropout draws are the same, in the same order.
+	g.forward(bc.Dropout, src)
 	for ep := 0; ep < bc.Epochs; ep++ {
 		if err := ctx.Err(); err != nil {
 			return VariantResult{}, err
 		}
 		nn.ZeroGrads(g.params())
-		g.forward(bc.Dropout, src)
 		loss := g.backward(train, in.Labels)
 		opt.Step()
-		g.forward(0, nil)
+		z := g.z
+		if ep+1 < bc.Epochs {
+			g.forwardBoth(bc.Dropout, src)
+			z = g.zv
+		} else {
+			g.forward(0, nil)
+		}
 		for u := range p1 {
-			a, b := float64(g.z[2*u]), float64(g.z[2*u+1])
+			a, b := float64(z[2*u]), float64(z[2*u+1])
 			p1[u] = 1 / (1 + math.Exp(a-b))
 		}
 		acc, improved, err := sel.observe(ep, p1)

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -224,8 +225,16 @@ func fdEntry(p *autodiff.Param[float32], i int, eps float64, loss func() float64
 // and several workers and a width that spans two mask words, and that src
 // is left n·h draws on.
 func TestDropMaskSequential(t *testing.T) {
-	const n, h, p = 1300, 70, 0.3
-	edges := [][2]uint32{{0, 1}}
+	// n: one row; blocks of an even and of an odd number of rows (the
+	// second of a block's two lanes takes the odd row)
+	for _, n := range []int{1, 3, 1300, 1301} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) { testDropMaskSequential(t, n) })
+	}
+}
+
+func testDropMaskSequential(t *testing.T, n int) {
+	const h, p = 70, 0.3
+	edges := [][2]uint32{{0, 0}}
 	x := make([]float32, n)
 	for _, workers := range []int{1, 2, 3} {
 		g, err := newSparseGCN(n, 1, h, edges, x, rand.New(rand.NewPCG(1, 2)))
@@ -249,5 +258,116 @@ func TestDropMaskSequential(t *testing.T) {
 		if got, want := src.Uint64(), ref.Uint64(); got != want {
 			t.Errorf("workers %d: src continues with %#x, want %#x", workers, got, want)
 		}
+	}
+}
+
+// TestProp2Order checks prop2 (two rows side by side) and prop2x2 (two
+// sources in one pass) against the plain row loop, bit for bit: each row
+// summed in CSR order from the bias (or +0), for graphs whose blocks have
+// an even and an odd number of rows and rows of unequal lengths.
+func TestProp2Order(t *testing.T) {
+	for _, c := range []struct{ n, m int }{{1, 0}, {2, 1}, {7, 9}, {1301, 9000}} {
+		t.Run(fmt.Sprint(c.n), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(c.n), 3))
+			var edges [][2]uint32
+			for i := 0; i < c.m; i++ {
+				edges = append(edges, [2]uint32{uint32(rng.IntN(c.n)), uint32(rng.IntN(c.n))})
+			}
+			g, err := newSparseGCN(c.n, 1, 4, edges, make([]float32, c.n), rand.New(rand.NewPCG(1, 2)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			g.workers = 2
+			srcA, srcB := make([]float32, 2*c.n), make([]float32, 2*c.n)
+			for i := range srcA {
+				srcA[i], srcB[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+			}
+			plain := func(src, bias []float32) []float32 {
+				out := make([]float32, 2*c.n)
+				for u := 0; u < c.n; u++ {
+					var s0, s1 float32
+					if bias != nil {
+						s0, s1 = bias[0], bias[1]
+					}
+					for k := g.rowPtr[u]; k < g.rowPtr[u+1]; k++ {
+						s0 += g.val[k] * src[2*g.col[k]]
+						s1 += g.val[k] * src[2*g.col[k]+1]
+					}
+					out[2*u], out[2*u+1] = s0, s1
+				}
+				return out
+			}
+			same := func(what string, got, want []float32) {
+				t.Helper()
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s[%d] = %v, want %v", what, i, got[i], want[i])
+					}
+				}
+			}
+			for _, bias := range [][]float32{nil, {0.25, -1.5}} {
+				got, gotB := make([]float32, 2*c.n), make([]float32, 2*c.n)
+				g.prop2(srcA, bias, got)
+				same("prop2", got, plain(srcA, bias))
+				g.prop2x2(srcA, srcB, bias, got, gotB)
+				same("prop2x2 A", got, plain(srcA, bias))
+				same("prop2x2 B", gotB, plain(srcB, bias))
+			}
+		})
+	}
+}
+
+// TestForwardBothSequence checks the training loop's fused pass: training
+// forward, backward and step, then forwardBoth (the new weights' validation
+// logits and the next training forward in one) gives the validation
+// logits, losses and gradients of the plain sequence — training forward,
+// backward, step, validation forward — bit for bit, epoch after epoch.
+func TestForwardBothSequence(t *testing.T) {
+	for _, c := range gcnCases {
+		t.Run(c.name, func(t *testing.T) {
+			edges, x, train, labels := c.build(t)
+			mk := func() (*sparseGCN, *nn.Adam[float32]) {
+				g, err := newSparseGCN(c.n, c.d, c.h, edges, x, rand.New(rand.NewPCG(c.seed, 9)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				g.workers = 2
+				return g, nn.NewAdam(g.params(), nn.AdamConfig{LR: 0.01, WeightDecay: 5e-4})
+			}
+			ga, oa := mk()
+			gb, ob := mk()
+			sa, sb := rand.NewPCG(c.seed, 5), rand.NewPCG(c.seed, 5)
+			gb.forward(c.dropout, sb)
+			for ep := 0; ep < 4; ep++ {
+				nn.ZeroGrads(ga.params())
+				ga.forward(c.dropout, sa)
+				la := ga.backward(train, labels)
+				gradA := [][]float32{}
+				for _, p := range ga.params() {
+					gradA = append(gradA, append([]float32(nil), p.Grad...))
+				}
+				oa.Step()
+				ga.forward(0, nil)
+				nn.ZeroGrads(gb.params())
+				lb := gb.backward(train, labels)
+				for k, p := range gb.params() {
+					for i, v := range p.Grad {
+						if math.Float32bits(v) != math.Float32bits(gradA[k][i]) {
+							t.Fatalf("epoch %d: %s grad[%d] = %v, plain %v", ep, p.Name, i, v, gradA[k][i])
+						}
+					}
+				}
+				ob.Step()
+				gb.forwardBoth(c.dropout, sb)
+				if la != lb {
+					t.Fatalf("epoch %d: loss %v, plain %v", ep, lb, la)
+				}
+				for i, v := range ga.z {
+					if math.Float32bits(gb.zv[i]) != math.Float32bits(v) {
+						t.Fatalf("epoch %d: validation z[%d] = %v, plain %v", ep, i, gb.zv[i], v)
+					}
+				}
+			}
+		})
 	}
 }
