@@ -9,6 +9,12 @@ candidate at most as high). Prints both arms' validation and test AUC and
 the choice.
 
     python3 docs/results/scope_boot.py [--variant=no_diffusion] DEFAULT.scores.jsonl CAND.scores.jsonl
+    python3 docs/results/scope_boot.py --pair=gcn,mlp RUN.scores.jsonl
+
+The second form compares two variants of the same runs, the first named
+as the candidate and the second as the default (above: would the full-
+graph GCN's validation AUC show that the neighbourhood pays, against the
+MLP on the same features?).
 
 Standard library only; the resampling stream is Python's, seeded by the
 run seed (the Go code's draws differ, so a share near 5 % may fall the
@@ -44,14 +50,22 @@ def auc(p, pos, neg):
 
 
 def main(args):
-    variant = 'no_diffusion'
+    variant, pair = 'no_diffusion', None
     for a in args:
         if a.startswith('--variant='):
             variant = a[len('--variant='):]
-    args = [a for a in args if not a.startswith('--variant=')]
-    if len(args) != 2:
+        elif a.startswith('--pair='):
+            pair = a[len('--pair='):].split(',')
+    args = [a for a in args if not a.startswith('--')]
+    if pair is not None:
+        if len(pair) != 2 or len(args) != 1:
+            sys.exit('usage: scope_boot.py --pair=CAND,DEFAULT RUN.scores.jsonl')
+        cand, base = load(args[0], pair[0]), load(args[0], pair[1])
+        args = [args[0], args[0]]
+    elif len(args) != 2:
         sys.exit('usage: scope_boot.py [--variant=NAME] DEFAULT.scores.jsonl CAND.scores.jsonl')
-    base, cand = load(args[0], variant), load(args[1], variant)
+    else:
+        base, cand = load(args[0], variant), load(args[1], variant)
     chosen = 0
     for seed in sorted(base):
         if seed not in cand:
