@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/fasd-db/fasd/fasd/pcg"
+	"github.com/fasd-db/fasd/fasd/tensor"
 )
 
 // Dropout zeroes each entry with probability p and scales the survivors by
@@ -55,8 +56,6 @@ func dropThreshold(p float64) uint64 { return uint64(math.Ceil(math.Ldexp(p, 53)
 
 func (t *Tape[T]) bwDropout(n *node[T]) {
 	if n.a.req {
-		for i, g := range n.out.Grad {
-			n.a.Grad[i] += g * n.aux[i]
-		}
+		tensor.MulAcc(n.a.Grad, n.out.Grad, n.aux)
 	}
 }

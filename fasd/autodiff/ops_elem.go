@@ -168,14 +168,10 @@ func (t *Tape[T]) Mul(a, b *Var[T]) *Var[T] {
 func (t *Tape[T]) bwMul(n *node[T]) {
 	g := n.out.Grad
 	if n.a.req {
-		for i, v := range n.b.Value.Data {
-			n.a.Grad[i] += g[i] * v
-		}
+		tensor.MulAcc(n.a.Grad, g, n.b.Value.Data)
 	}
 	if n.b.req {
-		for i, v := range n.a.Value.Data {
-			n.b.Grad[i] += g[i] * v
-		}
+		tensor.MulAcc(n.b.Grad, g, n.a.Value.Data)
 	}
 }
 

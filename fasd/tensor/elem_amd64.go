@@ -36,3 +36,21 @@ func eluGradTo8(ga, g, y []float32)
 //
 //go:noescape
 func tanhGradTo8(ga, g, y []float32)
+
+// relu8 sets dst[i] = ReLU32(src[i]) for the first len(dst) &^ 7 elements;
+// len(src) ≥ len(dst).
+//
+//go:noescape
+func relu8(dst, src []float32)
+
+// reluGradTo8 sets ga[i] = g[i] where y[i] > 0, else +0, for the first
+// len(ga) &^ 7 elements; len(g), len(y) ≥ len(ga).
+//
+//go:noescape
+func reluGradTo8(ga, g, y []float32)
+
+// mulAcc8 adds x[i]·y[i] (rounded, then added) to a[i] for the first
+// len(a) &^ 7 elements; len(x), len(y) ≥ len(a).
+//
+//go:noescape
+func mulAcc8(a, x, y []float32)

@@ -305,3 +305,82 @@ toloop:
 todone:
 	VZEROUPPER
 	RET
+
+// func relu8(dst, src []float32)
+// For the first len(dst)/8·8 elements: dst = src where its sign bit is
+// clear or it is a NaN, else +0 (ReLU32 bit for bit).
+TEXT ·relu8(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), SI
+	SHRQ $3, CX
+	JZ   rdone
+
+rloop:
+	VMOVUPS (SI), Y0
+	VPSRAD  $31, Y0, Y1       // all ones where the sign bit is set
+	VCMPPS  $3, Y0, Y0, Y2    // all ones where a NaN
+	VANDNPS Y1, Y2, Y3        // dropped: sign set and not a NaN
+	VANDNPS Y0, Y3, Y4
+	VMOVUPS Y4, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     rloop
+
+rdone:
+	VZEROUPPER
+	RET
+
+// func reluGradTo8(ga, g, y []float32)
+// For the first len(ga)/8·8 elements: ga = g where y > 0 (ordered: +Inf
+// included, NaN not), else +0.
+TEXT ·reluGradTo8(SB), NOSPLIT, $0-72
+	MOVQ   ga_base+0(FP), DI
+	MOVQ   ga_len+8(FP), CX
+	MOVQ   g_base+24(FP), SI
+	MOVQ   y_base+48(FP), DX
+	SHRQ   $3, CX
+	JZ     rgdone
+	VXORPS Y13, Y13, Y13
+
+rgloop:
+	VMOVUPS (DX), Y0
+	VCMPPS  $14, Y13, Y0, Y2  // y > 0
+	VANDPS  (SI), Y2, Y3
+	VMOVUPS Y3, (DI)
+	ADDQ    $32, DI
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	DECQ    CX
+	JNZ     rgloop
+
+rgdone:
+	VZEROUPPER
+	RET
+
+// func mulAcc8(a, x, y []float32)
+// For the first len(a)/8·8 elements: a += x·y, the product rounded before
+// the sum (no fused multiply-add: the Go loop's result bit for bit).
+TEXT ·mulAcc8(SB), NOSPLIT, $0-72
+	MOVQ a_base+0(FP), DI
+	MOVQ a_len+8(FP), CX
+	MOVQ x_base+24(FP), SI
+	MOVQ y_base+48(FP), DX
+	SHRQ $3, CX
+	JZ   madone
+
+maloop:
+	VMOVUPS (SI), Y0
+	VMULPS  (DX), Y0, Y1
+	VADDPS  (DI), Y1, Y2
+	VMOVUPS Y2, (DI)
+	ADDQ    $32, DI
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	DECQ    CX
+	JNZ     maloop
+
+madone:
+	VZEROUPPER
+	RET

@@ -16,3 +16,9 @@ func tanhGradAcc8(ga, g, y []float32) { panic("tensor: no assembly in this build
 func eluGradTo8(ga, g, y []float32) { panic("tensor: no assembly in this build") }
 
 func tanhGradTo8(ga, g, y []float32) { panic("tensor: no assembly in this build") }
+
+func relu8(dst, src []float32) { panic("tensor: no assembly in this build") }
+
+func reluGradTo8(ga, g, y []float32) { panic("tensor: no assembly in this build") }
+
+func mulAcc8(a, x, y []float32) { panic("tensor: no assembly in this build") }
