@@ -49,15 +49,21 @@ const estimateEpochs = 4
 // expectEpochs is the number of epochs f (the classifier on subgraphs) is
 // expected to run with patience: early stopping ends it patience epochs
 // after its best epoch, which for f comes within the first few epochs (each
-// is hundreds of mini-batch steps), so about 1.5× patience, never more than
-// the cap. f stopped after 1.2–1.3× its patience in the runs of
-// BENCHMARKS.md (Training).
+// is hundreds of mini-batch steps), so about fStopFactor × patience, never
+// more than the cap.
 func expectEpochs(epochs, patience int) float64 {
 	if patience > 0 {
-		return math.Min(float64(epochs), 1.5*float64(patience))
+		return math.Min(float64(epochs), fStopFactor*float64(patience))
 	}
 	return float64(epochs)
 }
+
+// fStopFactor is f's expected stop as a multiple of its patience. f
+// stopped after 1.20–1.30× its patience of 50 on NBA (BENCHMARKS.md,
+// Training) and after 1.03–1.07× on the Bail-sized graph (each arm of
+// classifier.arch = "auto", FASD's f and w/o Diffusion's); the factor was
+// 1.5 before, 15–45 % above those runs.
+const fStopFactor = 1.2
 
 // expectEpochsUniform is the expected number of epochs of a stage with cap
 // E and patience p whose best epoch B is equally likely anywhere in

@@ -44,7 +44,7 @@ func TestEstimateShapes(t *testing.T) {
 			t.Errorf("m %d: g_sen %+v", c.m, g)
 		}
 		f := sh[StageClassifier]
-		if f.evalN != float64(c.m) || f.epochs != 1.5*float64(cfg.Classifier.Patience) || f.checks != f.epochs {
+		if f.evalN != float64(c.m) || f.epochs != fStopFactor*float64(cfg.Classifier.Patience) || f.checks != f.epochs {
 			t.Errorf("m %d: f %+v", c.m, f)
 		}
 		s := sh[StageScore]
@@ -73,7 +73,7 @@ func TestEstimateRun_EarlyStoppingAndMemory(t *testing.T) {
 		switch s.Stage {
 		case StageGSen, StageClassifier, StageNoDiffusion:
 			saw[s.Stage] = true
-			want := 6 // f: 1.5 × patience 4
+			want := int(math.Round(fStopFactor * 4)) // f: 1.2 × patience 4
 			if s.Stage == StageGSen {
 				want = 105 // 200/2 + 5 − 25/400
 			}
