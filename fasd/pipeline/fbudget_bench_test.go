@@ -10,7 +10,7 @@ import (
 
 // fBenchInput is a Bail-shaped graph (D = 18, mean degree 33, depth 2,
 // fanout 10) of n nodes with its subgraphs and evaluation arrays.
-func fBenchInput(b *testing.B, n int, cfg *Config) (*view, *evalData, int) {
+func fBenchInput(b testing.TB, n int, cfg *Config) (*view, *evalData, int) {
 	g := newToyGraph(n, 18, 33, 0.7, 0.3, 0.5, 3)
 	in := g.input(b, 1, 10)
 	sgs, train, val, test, err := in.validate()
