@@ -75,3 +75,24 @@ func BenchmarkDropout(b *testing.B) {
 	}
 	b.SetBytes(int64(4 * len(x.Data)))
 }
+
+// TestDropThreshold checks that the integer threshold decides as
+// rng.Float64() < p on the same draws.
+func TestDropThreshold(t *testing.T) {
+	for _, p := range []float64{0.1, 0.3, 0.5, 1.0 / 3, 0.999, 1e-9} {
+		a, b := rand.New(rand.NewPCG(7, 8)), rand.New(rand.NewPCG(7, 8))
+		thr := dropThreshold(p)
+		for i := 0; i < 100000; i++ {
+			if got, want := a.Uint64()&(1<<53-1) < thr, b.Float64() < p; got != want {
+				t.Fatalf("p %v, draw %d: %v, Float64 says %v", p, i, got, want)
+			}
+		}
+		// The boundary: x = ⌈p·2^53⌉ − 1 is dropped, x = ⌈p·2^53⌉ is not.
+		if x := float64(thr-1) / (1 << 53); !(x < p) {
+			t.Errorf("p %v: %v not below", p, x)
+		}
+		if x := float64(thr) / (1 << 53); x < p {
+			t.Errorf("p %v: %v below", p, x)
+		}
+	}
+}
