@@ -36,7 +36,9 @@
 // activation-gradient accumulators [TanhGradAcc], [ELUGradAcc] and their
 // overwriting forms [TanhGradTo], [ELUGradTo] (for a first gradient writer)
 // run AVX2 lanes (four or eight at a time, same error bounds) where
-// available.
+// available. [ReLUTo], [ReLUGradTo] and [MulAcc] (a += x·y, rounded as the
+// plain loop rounds it) run eight AVX2 lanes with results equal bit for bit
+// to their scalar loops.
 //
 // The pure-Go build (`go test -tags noasm`; gonum honours the same tag)
 // compiles no assembly at all and is what other architectures run; the tests of this package run in both builds
