@@ -208,31 +208,26 @@ func (g *sparseGCN) prop2(src, bias, dst []float32) {
 				t0 += y * src[2*x]
 				t1 += y * src[2*x+1]
 			}
-			for k := m; k < len(ca); k++ {
-				v, w := ca[k], va[k]
-				s0 += w * src[2*v]
-				s1 += w * src[2*v+1]
-			}
-			for k := m; k < len(cb); k++ {
-				x, y := cb[k], vb[k]
-				t0 += y * src[2*x]
-				t1 += y * src[2*x+1]
-			}
+			s0, s1 = dot2(ca[m:], va[m:], src, s0, s1)
+			t0, t1 = dot2(cb[m:], vb[m:], src, t0, t1)
 			dst[2*u], dst[2*u+1], dst[2*u+2], dst[2*u+3] = s0, s1, t0, t1
 		}
 		if u < hi {
-			s0, s1 := b0, b1
-			col := g.col[g.rowPtr[u]:g.rowPtr[u+1]]
-			val := g.val[g.rowPtr[u]:g.rowPtr[u+1]]
-			val = val[:len(col)]
-			for k, v := range col {
-				w := val[k]
-				s0 += w * src[2*v]
-				s1 += w * src[2*v+1]
-			}
-			dst[2*u], dst[2*u+1] = s0, s1
+			dst[2*u], dst[2*u+1] = dot2(g.col[g.rowPtr[u]:g.rowPtr[u+1]], g.val[g.rowPtr[u]:g.rowPtr[u+1]], src, b0, b1)
 		}
 	})
+}
+
+// dot2 continues the sums (s0, s1) over the non-zeros (col, val) of a row
+// of Â against the n×2 matrix src, in order.
+func dot2(col []uint32, val, src []float32, s0, s1 float32) (float32, float32) {
+	val = val[:len(col)]
+	for k, v := range col {
+		w := val[k]
+		s0 += w * src[2*v]
+		s1 += w * src[2*v+1]
+	}
+	return s0, s1
 }
 
 // prop2x2 is prop2(srcA, bias, dstA) and prop2(srcB, bias, dstB) in one
