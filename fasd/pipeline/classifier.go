@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"sync"
 
 	"github.com/fasd-db/fasd/fasd"
 	"github.com/fasd-db/fasd/fasd/autodiff"
@@ -391,30 +392,33 @@ func classProbs(ctx context.Context, f *nn.GCNNet[float32], v *view, d, workers 
 // in padded batches of evalChunk consecutive entries of idx; dst is
 // indexed by subgraph and its other entries are left as they are. A
 // subgraph's outputs do not depend on its batch, so they equal classProbs's.
+// An entry i ≥ len(v.sgs) stands for subgraph i mod len(v.sgs) and is
+// written to dst[i] (reporter.evalSet's repetitions).
 func classProbsOn(ctx context.Context, f *nn.GCNNet[float32], v *view, idx []int, d, workers int, dst [][]float32) error {
 	n := len(idx)
 	if idx == nil {
 		n = len(v.sgs)
 	}
-	type scratch struct {
-		tape *autodiff.Tape[float32]
-		pad  padBuf
-		idx  []int
-	}
-	scr := make([]scratch, workers)
-	for i := range scr {
-		scr[i].tape = autodiff.NewTape[float32]()
-	}
 	chunks := (n + evalChunk - 1) / evalChunk
+	scr := make([]*evalScratch, max(1, min(workers, chunks)))
+	for i := range scr {
+		scr[i] = evalScratchPool.Get().(*evalScratch)
+	}
+	defer func() {
+		for _, sc := range scr {
+			evalScratchPool.Put(sc)
+		}
+	}()
 	return parallelFor(ctx, workers, chunks, func(w, c int) error {
-		sc := &scr[w]
-		sc.idx = sc.idx[:0]
+		sc := scr[w]
+		sc.idx, sc.dst = sc.idx[:0], sc.dst[:0]
 		for k := c * evalChunk; k < min(n, (c+1)*evalChunk); k++ {
-			if idx == nil {
-				sc.idx = append(sc.idx, k)
-			} else {
-				sc.idx = append(sc.idx, idx[k])
+			i := k
+			if idx != nil {
+				i = idx[k]
 			}
+			sc.idx = append(sc.idx, i%len(v.sgs))
+			sc.dst = append(sc.dst, i)
 		}
 		if err := sc.pad.build(v, sc.idx, d); err != nil {
 			return err
@@ -426,11 +430,33 @@ func classProbsOn(ctx context.Context, f *nn.GCNNet[float32], v *view, idx []int
 		n := sc.pad.n
 		for k, i := range sc.idx {
 			gn := v.sgs[i].N()
-			dst[i] = resizeF(dst[i], 2*gn)
-			softmax2(z[k*n*2:(k*n+gn)*2], dst[i])
+			o := sc.dst[k]
+			dst[o] = resizeF(dst[o], 2*gn)
+			softmax2(z[k*n*2:(k*n+gn)*2], dst[o])
 		}
 		return nil
 	})
+}
+
+// evalScratch is one worker's tape and padded batch of classProbsOn. The
+// scratch is pooled across calls: a stage checks f on the same subgraphs
+// after every epoch, so the tape's arena and the batch keep their size
+// instead of growing again on every check.
+type evalScratch struct {
+	tape     *autodiff.Tape[float32]
+	pad      padBuf
+	idx, dst []int // the subgraphs of the chunk and their slots in dst
+}
+
+var evalScratchPool = sync.Pool{New: func() any { return &evalScratch{tape: autodiff.NewTape[float32]()} }}
+
+// slotsFor is the length of the output classProbsOn(…, idx, …) writes
+// for a view of m subgraphs: m, or more for reporter.evalSet's repetitions.
+func slotsFor(idx []int, m int) int {
+	for _, i := range idx {
+		m = max(m, i+1)
+	}
+	return m
 }
 
 // classifierRun is what both of f's schedules start from: f initialised
@@ -474,7 +500,8 @@ func trainClassifier(ctx context.Context, cfg *Config, v *view, d int, w *nn.Wor
 		return nil, VariantResult{}, err
 	}
 	net, best, t, opt, sel, fc := c.net, c.best, c.t, c.opt, c.sel, cfg.Classifier
-	probs := make([][]float32, len(v.sgs))
+	evalIdx, evalN := rep.evalSet(nil, len(v.sgs))
+	probs := make([][]float32, slotsFor(evalIdx, len(v.sgs)))
 	idx := make([]int, len(v.sgs))
 	for i := range idx {
 		idx[i] = i
@@ -482,21 +509,25 @@ func trainClassifier(ctx context.Context, cfg *Config, v *view, d int, w *nn.Wor
 	pat := patience{limit: fc.Patience}
 	t.patience = fc.Patience
 	after := func(ep int) (float64, bool, error) {
-		var p1 []float64
-		err := rep.timed(len(v.sgs), func() (err error) {
-			if err := classProbs(ctx, net, v, d, w.N(), probs); err != nil {
-				return err
-			}
-			p1, err = sel.averaged(v, probs)
-			return err
+		err := rep.timed(evalN, func() error {
+			return classProbsOn(ctx, net, v, evalIdx, d, w.N(), probs)
 		})
 		if err != nil {
 			return 0, false, err
 		}
-		acc, improved, err := sel.observe(ep, p1)
-		if improved {
-			nn.CopyParams(best.Params(), net.Params())
-		}
+		var acc float64
+		var improved bool
+		err = rep.timedFixed(func() error {
+			p1, err := sel.averaged(v, probs[:len(v.sgs)])
+			if err != nil {
+				return err
+			}
+			acc, improved, err = sel.observe(ep, p1)
+			if improved {
+				nn.CopyParams(best.Params(), net.Params())
+			}
+			return err
+		})
 		return acc, pat.observe(improved), err
 	}
 	if _, err := trainLoop(ctx, w, t, opt, idx, fc.Epochs, fc.Batch, fasd.NewRand(trainSeed), rep, after); err != nil {

@@ -42,9 +42,15 @@ type Estimate struct {
 const estimateRoots = 48
 
 // estimateEpochs is the number of epochs each training stage runs in the
-// estimate; the first one carries the warm-up, the median of the others is
-// the steady per-epoch time.
-const estimateEpochs = 4
+// estimate; the first one carries the warm-up, the lower quartile of the
+// others is the steady per-epoch time. An epoch of the short run lasts a
+// few milliseconds, and on a shared 2-core VM its first few after a
+// stage starts, and any during which a worker is woken from idle, run
+// 15–50 % slower than the same epoch inside a long run, which keeps both
+// cores busy: with 4 epochs and their median, f's estimate on the
+// Bail-sized graph was 1.4–1.8× its run; with 8 and the lower quartile it
+// is within 20 % (BENCHMARKS.md, Training).
+const estimateEpochs = 8
 
 // expectEpochs is the number of epochs f (the classifier on subgraphs) is
 // expected to run with patience: early stopping ends it patience epochs
@@ -98,13 +104,14 @@ type stageShape struct {
 
 // EstimateRun extrapolates the wall time of Run(ctx, cfg, in, opt) from a
 // short run of the same code on a subset of the subgraphs (every k-th by
-// root, at least one full score batch) with four epochs per training
-// stage. Each training stage is split into its training epochs and its
-// held-out or validation checks (timed separately): its time is the steady
-// per-epoch time scaled by the number of subgraphs it trains on, times the
-// epochs, plus the first epoch's warm-up and the clean-up after the last
-// (not scaled), plus the measured time per evaluated subgraph times the
-// subgraphs the full run's checks cover.
+// root, at least one full score batch) with estimateEpochs epochs per
+// training stage. Each training stage is split into its training epochs
+// and its held-out or validation checks (timed separately): its time is
+// the steady per-epoch time scaled by the number of subgraphs it trains
+// on, times the epochs, plus the first epoch's warm-up and the clean-up
+// after the last (not scaled), plus the measured time per evaluated
+// subgraph times the subgraphs the full run's checks cover, plus each
+// check's bookkeeping (reporter.timedFixed), not scaled.
 // Stages with early stopping are counted at their expected number of
 // epochs (expectEpochs for f, expectEpochsUniform for the others; the
 // score networks at their full budget) and, in MaxSeconds, at their cap.
@@ -194,11 +201,17 @@ func estimateRun(ctx context.Context, cfg Config, in *Input, opt *Options, total
 	} else {
 		sc.Score.Epochs = estimateEpochs
 	}
-	shapes := estimateShapes(&cfg, &sc, m, ms, fCover)
+	// The training-rooted subgraphs, which the probes train on.
+	mt, mts := trainRootedCount(in, sgs), trainRootedCount(in, small.Subgraphs)
+	if grow > 1 {
+		mt = int(math.Round(float64(mt) * grow))
+	}
+	shapes := estimateShapes(&cfg, &sc, m, ms, mt, mts, fCover)
 
 	type mark struct {
 		start time.Time
 		ends  []time.Time
+		eps   []int // the epoch index of each end
 	}
 	// One mark per occurrence of a stage (a stage such as fresh_probe can
 	// run several times), in the order of res.Timings.
@@ -207,10 +220,11 @@ func estimateRun(ctx context.Context, cfg Config, in *Input, opt *Options, total
 		StageStart: func(s Stage, _ int) {
 			marks[s] = append(marks[s], &mark{start: time.Now()})
 		},
-		Epoch: func(s Stage, _ int, _, _ float64) {
+		Epoch: func(s Stage, ep int, _, _ float64) {
 			if ms := marks[s]; len(ms) > 0 {
 				mk := ms[len(ms)-1]
 				mk.ends = append(mk.ends, time.Now())
+				mk.eps = append(mk.eps, ep)
 			}
 		},
 	}
@@ -266,37 +280,67 @@ func estimateRun(ctx context.Context, cfg Config, in *Input, opt *Options, total
 				}
 				return max(0, d.Seconds())
 			}
+			var fixedD time.Duration
+			fixedN := 0
 			for _, e := range evals {
 				if sh.evalN > 0 && e.stage == t.Stage && e.end.After(mk.start) && !e.end.After(end) {
+					if e.fixed {
+						fixedD += e.d
+						fixedN++
+						continue
+					}
 					evalD += e.d
 					evalN += e.n
 				}
 			}
+			// The stage may train several times one after the other (the
+			// two architectures of classifier.arch = "auto", the two
+			// probes): each run restarts its epochs at 0. Per run, the
+			// steady epoch is the median of its later epochs, so that one
+			// epoch slowed by other work on the machine does not scale up
+			// into minutes, and the first epoch's excess over it is
+			// warm-up (the tapes' arenas growing, the run's set-up), which
+			// does not grow with the subgraphs. The stage's steady epoch
+			// is the runs' mean: the full run trains each about as long.
 			k := len(mk.ends)
-			first := train(mk.start, mk.ends[0])
-			// The steady epoch is the median of the later ones, so that
-			// one epoch slowed by other work on the machine does not
-			// scale up into minutes.
-			steady := make([]float64, 0, k-1)
-			for i := 1; i < k; i++ {
-				steady = append(steady, train(mk.ends[i-1], mk.ends[i]))
+			var pers []float64
+			warm := 0.0
+			for a := 0; a < k; {
+				b := a + 1
+				for b < k && mk.eps[b] != 0 {
+					b++
+				}
+				from := mk.start
+				if a > 0 {
+					from = mk.ends[a-1]
+				}
+				first := train(from, mk.ends[a])
+				steady := make([]float64, 0, b-a-1)
+				for i := a + 1; i < b; i++ {
+					steady = append(steady, train(mk.ends[i-1], mk.ends[i]))
+				}
+				per := first
+				if len(steady) > 0 {
+					per = lowerQuartile(steady)
+				}
+				pers = append(pers, per)
+				warm += max(0, first-per)
+				a = b
 			}
-			per := median(steady)
-			rest := train(mk.ends[k-1], end) // set-up and clean-up after the last epoch
-			perEval := 0.0
+			per := 0.0
+			for _, p := range pers {
+				per += p / float64(len(pers))
+			}
+			rest := train(mk.ends[k-1], end) // clean-up after the last epoch
+			perEval, perFixed := 0.0, 0.0
 			if evalN > 0 {
 				perEval = evalD.Seconds() / float64(evalN)
 			}
-			// The first epoch's excess over a steady one is warm-up (the
-			// tapes' arenas growing), and what follows the last epoch is
-			// clean-up (a collection): neither grows with the subgraphs.
-			warm := max(0, first-per)
+			if fixedN > 0 {
+				perFixed = fixedD.Seconds() / float64(fixedN)
+			}
 			at := func(epochs, checks float64) float64 {
-				if t.Stage == StageProbe {
-					// Two probes share the stage: per covers both.
-					epochs--
-				}
-				return warm + rest + per*epochs*sh.trainScale + perEval*sh.evalN*checks
+				return warm + rest + per*epochs*sh.trainScale + (perEval*sh.evalN+perFixed)*checks
 			}
 			s.Seconds, s.MaxSeconds = at(sh.epochs, sh.checks), at(sh.maxEpochs, sh.maxChecks)
 			s.Epochs = int(math.Round(sh.epochs))
@@ -322,21 +366,30 @@ func estimateRun(ctx context.Context, cfg Config, in *Input, opt *Options, total
 	return est, nil
 }
 
-// median returns the median of xs (which it sorts).
-func median(xs []float64) float64 {
-	slices.Sort(xs)
-	n := len(xs)
-	if n%2 == 1 {
-		return xs[n/2]
+// trainRootedCount is the number of subgraphs of sgs whose root is in the
+// training split of in.
+func trainRootedCount(in *Input, sgs []*fasd.Subgraph) int {
+	n := 0
+	for _, g := range sgs {
+		if r := int(g.Root()); r < len(in.Split) && in.Split[r] == fasd.SplitTrain {
+			n++
+		}
 	}
-	return (xs[n/2-1] + xs[n/2]) / 2
+	return n
+}
+
+// lowerQuartile returns the lower quartile of xs (which it sorts): the
+// (n−1)/4-th smallest.
+func lowerQuartile(xs []float64) float64 {
+	slices.Sort(xs)
+	return xs[(len(xs)-1)/4]
 }
 
 // estimateShapes returns the extrapolation shape of every training stage,
 // for the full config cfg on m subgraphs and the estimate's config sc on ms;
 // fCover is the number of subgraphs one validation of f's budget schedule
 // evaluates in the full run.
-func estimateShapes(cfg, sc *Config, m, ms int, fCover float64) map[Stage]stageShape {
+func estimateShapes(cfg, sc *Config, m, ms, mt, mts int, fCover float64) map[Stage]stageShape {
 	out := map[Stage]stageShape{}
 	// g_sen: with patience, every 10th subgraph (at most 256) is held out
 	// and checked after every epoch.
@@ -393,9 +446,16 @@ func estimateShapes(cfg, sc *Config, m, ms int, fCover float64) map[Stage]stageS
 	if cfg.Classifier.Fallback { // a second GCN on the original features
 		out[StageFASDGCN] = stageShape{epochs: 2 * be, maxEpochs: 2 * float64(cfg.Baseline.Epochs), trainScale: 1}
 	}
+	// The probes train on the training-rooted subgraphs less their own
+	// held-out share (g_sen's schedule), whose share of a short run's few
+	// subgraphs need not be that of the full run.
 	pe := expectEpochsUniform(cfg.Sens.Epochs, cfg.Sens.Patience)
-	out[StageProbe] = stageShape{epochs: 2 * pe, maxEpochs: 2 * float64(cfg.Sens.Epochs), trainScale: float64(m) / float64(ms)}
-	out[StageFreshProbe] = stageShape{epochs: pe, maxEpochs: float64(cfg.Sens.Epochs), trainScale: float64(m) / float64(ms)}
+	probeScale := float64(m) / float64(ms)
+	if mt > 0 && mts > 0 {
+		probeScale = float64(mt-held(mt)) / float64(max(1, mts-held(mts)))
+	}
+	out[StageProbe] = stageShape{epochs: 2 * pe, maxEpochs: 2 * float64(cfg.Sens.Epochs), trainScale: probeScale}
+	out[StageFreshProbe] = stageShape{epochs: pe, maxEpochs: float64(cfg.Sens.Epochs), trainScale: probeScale}
 	return out
 }
 

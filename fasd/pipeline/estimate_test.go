@@ -28,11 +28,11 @@ func TestEstimateShapes(t *testing.T) {
 		cfg.Classifier.Arch = string(ArchGCN) // one f per stage; auto below
 		sc := cfg
 		sc.Score.Budget = 3 * len(planScore(&sc.Score, c.ms).train)
-		sh := estimateShapes(&cfg, &sc, c.m, c.ms, 0)
+		sh := estimateShapes(&cfg, &sc, c.m, c.ms, 0, 0, 0)
 		auto := cfg
 		auto.Classifier.Arch = string(ArchAuto)
 		for _, st := range []Stage{StageClassifier, StageNoDiffusion} {
-			one, two := sh[st], estimateShapes(&auto, &sc, c.m, c.ms, 0)[st]
+			one, two := sh[st], estimateShapes(&auto, &sc, c.m, c.ms, 0, 0, 0)[st]
 			if two.epochs != 2*one.epochs || two.maxEpochs != 2*one.maxEpochs || two.checks != 2*one.checks ||
 				two.maxChecks != 2*one.maxChecks || two.trainScale != one.trainScale || two.evalN != one.evalN {
 				t.Errorf("m %d: %s under auto %+v, want twice the epochs and checks of %+v", c.m, st, two, one)
@@ -46,6 +46,17 @@ func TestEstimateShapes(t *testing.T) {
 		f := sh[StageClassifier]
 		if f.evalN != float64(c.m) || f.epochs != fStopFactor*float64(cfg.Classifier.Patience) || f.checks != f.epochs {
 			t.Errorf("m %d: f %+v", c.m, f)
+		}
+		if p := sh[StageProbe]; math.Abs(p.trainScale-float64(c.m)/float64(c.ms)) > 1e-12 {
+			t.Errorf("m %d: probe without training-rooted counts %+v, want scale m/ms", c.m, p)
+		}
+		// 1,699 training-rooted subgraphs less 169 held out, against 14
+		// in the short run (too few to hold any out).
+		for _, st := range []Stage{StageProbe, StageFreshProbe} {
+			p := estimateShapes(&cfg, &sc, c.m, c.ms, 1699, 14, 0)[st]
+			if math.Abs(p.trainScale-float64(1699-169)/14) > 1e-12 {
+				t.Errorf("m %d: %s scale %v, want %v", c.m, st, p.trainScale, float64(1699-169)/14)
+			}
 		}
 		s := sh[StageScore]
 		if s.evalN != float64(c.scHeld) || s.checks < float64(cfg.Score.Evals) || s.checks > float64(cfg.Score.Evals)+1 || s.epochs <= 0 {

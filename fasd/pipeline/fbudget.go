@@ -160,32 +160,38 @@ func trainClassifierBudget(ctx context.Context, cfg *Config, v *view, d int, w *
 		y[k] = ev.labels[u]
 	}
 	pred, scores := make([]int8, len(nodes)), make([]float64, len(nodes))
-	probs := make([][]float32, m)
+	evalIdx, evalN := rep.evalSet(cover, m)
+	probs := make([][]float32, slotsFor(evalIdx, m))
 	var curve []Num
 	bestCrit, bestEval, bad := math.Inf(-1), -1, 0
 	evaluate := func() (acc float64, stop bool, err error) {
-		var p1 []float64
-		err = rep.timed(len(cover), func() (err error) {
-			if err := classProbsOn(ctx, net, v, cover, d, w.N(), probs); err != nil {
-				return err
-			}
-			p1, err = sel.averagedOn(v, probs, cover)
-			return err
+		err = rep.timed(evalN, func() error {
+			return classProbsOn(ctx, net, v, evalIdx, d, w.N(), probs)
 		})
 		if err != nil {
 			return 0, false, err
 		}
-		acc, crit, err := sel.criterion(p1, nodes, y, pred, scores)
+		err = rep.timedFixed(func() error {
+			p1, err := sel.averagedOn(v, probs, cover)
+			if err != nil {
+				return err
+			}
+			var crit float64
+			if acc, crit, err = sel.criterion(p1, nodes, y, pred, scores); err != nil {
+				return err
+			}
+			curve = append(curve, Num(acc))
+			if crit > bestCrit {
+				bestCrit, bestEval, bad = crit, len(curve)-1, 0
+				st.BestStep = st.Steps
+				nn.CopyParams(best.Params(), net.Params())
+			} else {
+				bad++
+			}
+			return nil
+		})
 		if err != nil {
 			return acc, false, err
-		}
-		curve = append(curve, Num(acc))
-		if crit > bestCrit {
-			bestCrit, bestEval, bad = crit, len(curve)-1, 0
-			st.BestStep = st.Steps
-			nn.CopyParams(best.Params(), net.Params())
-		} else {
-			bad++
 		}
 		return acc, fc.EvalPatience > 0 && bad >= fc.EvalPatience, nil
 	}
@@ -268,7 +274,7 @@ func trainClassifierBudget(ctx context.Context, cfg *Config, v *view, d int, w *
 		if err := classProbs(ctx, best, v, d, w.N(), probs); err != nil {
 			return err
 		}
-		p1, err = sel.averaged(v, probs)
+		p1, err = sel.averaged(v, probs[:m])
 		return err
 	})
 	if err != nil {

@@ -302,7 +302,7 @@ func TestEstimate_FBudget(t *testing.T) {
 	cfg.Classifier.Schedule = ClassBudget
 	cfg.Classifier.Arch = string(ArchGCN) // one f (auto doubles the shape: TestEstimateShapes)
 	m := 27115
-	sh := estimateShapes(&cfg, &cfg, m, 48, 5000)[StageClassifier]
+	sh := estimateShapes(&cfg, &cfg, m, 48, 0, 0, 5000)[StageClassifier]
 	p := planClassifier(&cfg.Classifier, m)
 	nb := float64((m + 63) / 64)
 	exp := expectFSteps(&cfg.Classifier, p)

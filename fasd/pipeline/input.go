@@ -341,10 +341,14 @@ type reporter struct {
 }
 
 // evalTiming is one held-out or validation evaluation of an early-stopping
-// stage: n subgraphs evaluated, ending at end after d.
+// stage: n subgraphs evaluated, ending at end after d. A fixed one is the
+// bookkeeping of one check whose cost does not grow with the subgraphs
+// (the selection criterion over the validation nodes, keeping the best
+// weights): EstimateRun counts it once per check, unscaled.
 type evalTiming struct {
 	stage Stage
 	n     int
+	fixed bool
 	end   time.Time
 	d     time.Duration
 }
@@ -358,6 +362,51 @@ func (r *reporter) timed(n int, fn func() error) error {
 	err := fn()
 	end := time.Now()
 	*r.evals = append(*r.evals, evalTiming{stage: r.stage, n: n, end: end, d: end.Sub(start)})
+	return err
+}
+
+// estimateEvalMin is the least number of subgraph evaluations one check
+// of an estimate's short run makes (see reporter.evalSet).
+const estimateEvalMin = 1024
+
+// evalSet returns the subgraphs one validation check of f evaluates, idx
+// (nil: all n of the view), and their number. In an estimate's short run
+// (r.evals set) the set is repeated until it holds at least
+// estimateEvalMin entries: a check of a hundred subgraphs lasts about a
+// millisecond, too short to time against the start-up of its workers.
+// The k-th repetition of subgraph i is the entry i + k·n (see
+// classProbsOn), so every entry has its own slot in the caller's output.
+func (r *reporter) evalSet(idx []int, n int) ([]int, int) {
+	m := n
+	if idx != nil {
+		m = len(idx)
+	}
+	if r.evals == nil || m == 0 || m >= estimateEvalMin {
+		return idx, m
+	}
+	out := make([]int, 0, estimateEvalMin+m)
+	for k := 0; len(out) < estimateEvalMin; k++ {
+		for j := 0; j < m; j++ {
+			i := j
+			if idx != nil {
+				i = idx[j]
+			}
+			out = append(out, i+k*n)
+		}
+	}
+	return out, len(out)
+}
+
+// timedFixed runs one check's per-check bookkeeping (see evalTiming) and
+// records its time.
+func (r *reporter) timedFixed(fn func() error) error {
+	if r.evals == nil {
+		return fn()
+	}
+	start := time.Now()
+	err := fn()
+	end := time.Now()
+	*r.evals = append(*r.evals, evalTiming{stage: r.stage, fixed: true, end: end, d: end.Sub(start)})
 	return err
 }
 
