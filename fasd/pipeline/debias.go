@@ -13,6 +13,10 @@ import (
 // debiasChunk is the number of subgraphs debiased between progress reports.
 const debiasChunk = 64
 
+// debiasEstimateChunks is the chunk after which the debias stage estimates
+// its time (from the chunks after the first).
+const debiasEstimateChunks = 4
+
 // debiasAll debiases every subgraph of v with the score networks of m
 // (§8, §9), each root with its own generator
 // fasd.NewRand(fasd.RootSeed(seed, fasd.PurposeDebias, root)), and returns
@@ -45,6 +49,7 @@ func debiasAll(ctx context.Context, m *Models, v *view, workers int, newScratch 
 		engines[i] = e
 	}
 	start := time.Now()
+	var first time.Time // the end of the first chunk
 	items := make([][]fasd.DebiasItem, workers)
 	// Per worker and item: the input features (when v does not hold them)
 	// and the debiased ones (when they are spilled).
@@ -101,8 +106,15 @@ func debiasAll(ctx context.Context, m *Models, v *view, workers int, newScratch 
 		if err != nil {
 			return nil, err
 		}
-		if lo == 0 && hi < len(v.sgs) {
-			rep.estimate(time.Since(start) * time.Duration(len(v.sgs)) / time.Duration(hi))
+		// The stage's time from its first chunks: the first carries the
+		// warm-up (the engines' tapes growing), so the rate is that of the
+		// chunks after it, and only what is still to come is extrapolated.
+		if lo == 0 {
+			first = time.Now()
+		}
+		if c := debiasEstimateChunks * debiasChunk; hi == c && hi < len(v.sgs) {
+			rate := float64(time.Since(first)) / float64(hi-debiasChunk)
+			rep.estimate(time.Since(start) + time.Duration(rate*float64(len(v.sgs)-hi)))
 		}
 		rep.progress(hi)
 	}

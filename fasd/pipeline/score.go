@@ -209,6 +209,10 @@ type scorePlan struct {
 	budget      int   // subgraph-steps planned (budget schedule)
 }
 
+// scoreEstimateSteps is the step after which the score stage estimates
+// its time (from the steps after the first).
+const scoreEstimateSteps = 5
+
 // planScore splits the subgraphs and sizes the run: the paper's epochs, or a
 // budget of subgraph-steps with every k-th subgraph held out.
 func planScore(sc *ScoreConfig, m int) scorePlan {
@@ -289,6 +293,7 @@ func trainScore(ctx context.Context, cfg *Config, v *view, grads *gradCache, d i
 	var rsX, rsA [TBins]float64
 	var rsN [TBins]int
 	start := time.Now()
+	var first time.Time // the end of the first step
 	steps := 0
 	var sumX, sumA, gnX, gnA float64
 	nInPass := 0
@@ -375,8 +380,16 @@ func trainScore(ctx context.Context, cfg *Config, v *view, grads *gradCache, d i
 		steps++
 		nInPass++
 		stats.SubgraphSteps += len(st.batch)
-		if steps == min(3, plan.steps) {
-			rep.estimate(time.Since(start) / time.Duration(steps) * time.Duration(plan.steps))
+		// The stage's time from its first steps: the first one carries
+		// the warm-up (the tapes' arenas growing, several times a steady
+		// step on large graphs), so the rate is that of the steps after
+		// it, and only the steps still to come are extrapolated.
+		if steps == 1 {
+			first = time.Now()
+		}
+		if k := min(scoreEstimateSteps, plan.steps); steps == k && k > 1 {
+			rate := time.Since(first) / time.Duration(k-1)
+			rep.estimate(time.Since(start) + rate*time.Duration(plan.steps-k))
 		}
 		if b == nb-1 || steps == plan.steps {
 			// End of a pass over the training subgraphs.
