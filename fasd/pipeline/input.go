@@ -354,14 +354,17 @@ type evalTiming struct {
 }
 
 // timed runs one evaluation of n subgraphs and records its time.
-func (r *reporter) timed(n int, fn func() error) error {
+func (r *reporter) timed(n int, fn func() error) error { return r.record(n, false, fn) }
+
+// record runs fn and, in an estimate's short run, records its time.
+func (r *reporter) record(n int, fixed bool, fn func() error) error {
 	if r.evals == nil {
 		return fn()
 	}
 	start := time.Now()
 	err := fn()
 	end := time.Now()
-	*r.evals = append(*r.evals, evalTiming{stage: r.stage, n: n, end: end, d: end.Sub(start)})
+	*r.evals = append(*r.evals, evalTiming{stage: r.stage, n: n, fixed: fixed, end: end, d: end.Sub(start)})
 	return err
 }
 
@@ -399,16 +402,7 @@ func (r *reporter) evalSet(idx []int, n int) ([]int, int) {
 
 // timedFixed runs one check's per-check bookkeeping (see evalTiming) and
 // records its time.
-func (r *reporter) timedFixed(fn func() error) error {
-	if r.evals == nil {
-		return fn()
-	}
-	start := time.Now()
-	err := fn()
-	end := time.Now()
-	*r.evals = append(*r.evals, evalTiming{stage: r.stage, fixed: true, end: end, d: end.Sub(start)})
-	return err
-}
+func (r *reporter) timedFixed(fn func() error) error { return r.record(0, true, fn) }
 
 func (r *reporter) begin(s Stage, total int) {
 	r.stage, r.total, r.start, r.epochs, r.base, r.estMul = s, total, time.Now(), 0, 0, 0
