@@ -141,11 +141,15 @@ Errors are JSON {"error": ...} with a 4xx status for bad input.
 			}
 			defer func() { err = errors.Join(err, e.Close()) }()
 			err = httpapi.Serve(cmd.Context(), e, addr, opts, func(a net.Addr) {
-				fmt.Fprintf(errOut, "serving on http://%s\n", a)
-				fmt.Fprintln(errOut, serveAccess(addr, source, readOnlyFlag(readOnly, rep.on), authReads))
+				// One write, so that a reader of errOut who waits for the
+				// address sees the whole start-up message.
+				var msg strings.Builder
+				fmt.Fprintf(&msg, "serving on http://%s\n", a)
+				fmt.Fprintln(&msg, serveAccess(addr, source, readOnlyFlag(readOnly, rep.on), authReads))
 				if rep.on {
-					replicaNote(errOut, rep)
+					replicaNote(&msg, rep)
 				}
+				io.WriteString(errOut, msg.String())
 			})
 			if err != nil {
 				return fmt.Errorf("serve: %w", err)
