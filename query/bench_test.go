@@ -396,3 +396,105 @@ func BenchmarkPredictReplica(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPredictStore measures Predict on an existing, materialized store
+// with its trained model: FASD_BENCH_DB=DIR (skipped without it), as
+// BENCHMARKS.md does for the 1M-node graph.
+//
+//   - cached: a node drawn uniformly from those with a view, one view read;
+//     the store is only read.
+//   - cold: after a one-edge update between two random nodes, the first
+//     stale node's Predict (re-sample its dirty roots, debias and classify
+//     the subgraphs containing it, write back). It runs on a copy of the
+//     store in a temporary directory; the update is not timed.
+func BenchmarkPredictStore(b *testing.B) {
+	dir := os.Getenv("FASD_BENCH_DB")
+	if dir == "" {
+		b.Skip("FASD_BENCH_DB not set: give a materialized store")
+	}
+	open := func(b *testing.B, dir string) *Engine {
+		e, err := Open(dir, &Options{LoadModel: runs.LoadLatest, Storage: &storage.Options{MustExist: true}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() {
+			if err := e.Close(); err != nil {
+				b.Error(err)
+			}
+		})
+		return e
+	}
+	numNodes := func(b *testing.B, e *Engine) int {
+		v, err := e.Graph().View()
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer v.Close()
+		return v.NumNodes()
+	}
+	b.Run("cached", func(b *testing.B) {
+		e := open(b, dir)
+		n := numNodes(b, e)
+		ctx := context.Background()
+		rng := rand.New(rand.NewPCG(1, 1))
+		lat := make([]time.Duration, 0, 1<<20)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			var p Prediction
+			for {
+				u := uint32(rng.IntN(n))
+				t0 := time.Now()
+				var err error
+				if p, err = e.Predict(ctx, u); err != nil {
+					b.Fatal(err)
+				}
+				if p.Source == SourceView {
+					if len(lat) < cap(lat) {
+						lat = append(lat, time.Since(t0))
+					}
+					break
+				}
+			}
+		}
+		b.StopTimer()
+		reportPercentiles(b, lat)
+	})
+	b.Run("cold", func(b *testing.B) {
+		cp := b.TempDir()
+		if err := os.CopyFS(cp, os.DirFS(dir)); err != nil {
+			b.Fatal(err)
+		}
+		e := open(b, cp)
+		n := numNodes(b, e)
+		ctx := context.Background()
+		rng := rand.New(rand.NewPCG(5, 5))
+		lat := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			for {
+				u, w := uint32(rng.IntN(n)), uint32(rng.IntN(n))
+				if u == w {
+					continue
+				}
+				rep, err := e.AddEdges(ctx, [][2]uint32{{u, w}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if rep.Dirty > 0 {
+					break
+				}
+			}
+			u := e.stale.Load().Minimum()
+			b.StartTimer()
+			t0 := time.Now()
+			p, err := e.Predict(ctx, u)
+			lat = append(lat, time.Since(t0))
+			if err != nil || p.Source == SourceView {
+				b.Fatal(err, p.Source)
+			}
+		}
+		b.StopTimer()
+		reportPercentiles(b, lat)
+	})
+}
