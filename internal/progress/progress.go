@@ -15,12 +15,21 @@ import (
 // DefaultInterval is the minimum time between two redraws.
 const DefaultInterval = 200 * time.Millisecond
 
+// DefaultLogInterval is the minimum time between two lines of a bar that
+// logs (a file or pipe that is not a terminal).
+const DefaultLogInterval = 30 * time.Second
+
 // Options configure a Bar. The zero value (or nil) means defaults.
 type Options struct {
 	// Interval is the minimum time between redraws; 0 means DefaultInterval.
 	Interval time.Duration
 	// Force draws even when the writer is not a terminal (tests, logs).
 	Force bool
+	// LogInterval is, for a writer that is a file or pipe but not a
+	// terminal (output redirected to a log), the minimum time between two
+	// plain progress lines; 0 means DefaultLogInterval, negative means no
+	// lines at all. Ignored with Force and on terminals.
+	LogInterval time.Duration
 	// Width is the line width in columns; 0 means the terminal's width, or
 	// 80 when it cannot be read.
 	Width int
@@ -39,7 +48,9 @@ type Options struct {
 type Bar struct {
 	w       io.Writer
 	label   string
-	enabled bool
+	enabled bool // draws in place (a terminal, or Force)
+	logs    bool // writes plain lines (a non-terminal file)
+	logged  atomic.Bool
 	width   int
 	every   int64 // interval in ns
 	now     func() time.Time
@@ -67,6 +78,13 @@ func New(w io.Writer, label string, total int64, opts *Options) *Bar {
 	b.total.Store(max(total, 0))
 	fd, isFile := fdOf(w)
 	b.enabled = o.Force || (isFile && term.IsTerminal(fd))
+	if !b.enabled && isFile && o.LogInterval >= 0 {
+		b.logs = true
+		b.every = int64(o.LogInterval)
+		if o.LogInterval == 0 {
+			b.every = int64(DefaultLogInterval)
+		}
+	}
 	if b.width <= 0 {
 		b.width = 80
 		if isFile {
@@ -75,8 +93,12 @@ func New(w io.Writer, label string, total int64, opts *Options) *Bar {
 			}
 		}
 	}
-	if b.enabled {
+	if b.enabled || b.logs {
 		b.start = b.now()
+		if b.logs {
+			// The first line after a full interval, not at once.
+			b.next.Store(b.every)
+		}
 	}
 	return b
 }
@@ -89,13 +111,19 @@ func fdOf(w io.Writer) (int, bool) {
 	return int(f.Fd()), true
 }
 
-// Enabled reports whether the bar draws anything.
+// Enabled reports whether the bar draws in place (a terminal, or Force).
 func (b *Bar) Enabled() bool { return b.enabled }
+
+// Logs reports whether the bar writes plain progress lines instead: its
+// writer is a file or pipe that is not a terminal. It writes one after
+// every LogInterval of work and, if it wrote any, a last one at Finish;
+// work shorter than LogInterval writes nothing.
+func (b *Bar) Logs() bool { return b.logs }
 
 // Add adds n to the count and redraws if the interval has passed.
 func (b *Bar) Add(n int64) {
 	b.n.Add(n)
-	if b.enabled {
+	if b.enabled || b.logs {
 		b.maybeDraw()
 	}
 }
@@ -104,7 +132,7 @@ func (b *Bar) Add(n int64) {
 // offset) and redraws if the interval has passed.
 func (b *Bar) Set(n int64) {
 	b.n.Store(n)
-	if b.enabled {
+	if b.enabled || b.logs {
 		b.maybeDraw()
 	}
 }
@@ -134,15 +162,23 @@ func (b *Bar) maybeDraw() {
 // Finish draws the final state followed by a newline. Later calls, and Adds
 // after it, draw nothing.
 func (b *Bar) Finish() {
-	if !b.enabled || b.finished.Swap(true) {
+	if !(b.enabled || b.logs) || b.finished.Swap(true) {
 		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.logs && !b.logged.Load() {
+		return
+	}
 	b.draw(b.now().Sub(b.start), true)
 }
 
 func (b *Bar) draw(elapsed time.Duration, final bool) {
+	if b.logs {
+		b.logged.Store(true)
+		_, _ = io.WriteString(b.w, b.logLine(elapsed, final)+"\n")
+		return
+	}
 	line := b.Line(elapsed)
 	if len(line) < b.width-1 {
 		line += strings.Repeat(" ", b.width-1-len(line))
@@ -158,26 +194,10 @@ func (b *Bar) draw(elapsed time.Duration, final bool) {
 // Line formats the bar as it would be drawn after elapsed time, without the
 // leading carriage return or padding.
 func (b *Bar) Line(elapsed time.Duration) string {
-	n, total := b.n.Load(), b.total.Load()
-	rate := 0.0
-	if elapsed > 0 {
-		rate = float64(n) / elapsed.Seconds()
-	}
-	var tail string
-	if total > 0 {
-		eta := "?"
-		if rate > 0 && n <= total {
-			eta = clock(time.Duration(float64(total-n) / rate * float64(time.Second)))
-		}
-		tail = fmt.Sprintf("%s/%s  %s/s  ETA %s", group(n), group(total), short(rate), eta)
-	} else {
-		tail = fmt.Sprintf("%s  %s/s  %s", group(n), short(rate), clock(elapsed))
-	}
-	if total <= 0 {
+	frac, pct, tail := b.parts(elapsed)
+	if pct == "" {
 		return b.label + "  " + tail
 	}
-	frac := min(1, float64(n)/float64(total))
-	pct := fmt.Sprintf("%3d%%", int(frac*100))
 	// label + "  " + pct + " [" + bar + "] " + tail must fit in width-1.
 	barw := b.width - 1 - len(b.label) - 2 - len(pct) - 3 - len(tail) - 1
 	if barw < 5 {
@@ -190,6 +210,53 @@ func (b *Bar) Line(elapsed time.Duration) string {
 		bar += ">" + strings.Repeat(" ", barw-fill-1)
 	}
 	return b.label + "  " + pct + " [" + bar + "] " + tail
+}
+
+// parts are the pieces of a line: the fraction done and its percentage
+// ("" when the total is unknown), and count/total, rate and ETA (or count,
+// rate and elapsed time).
+func (b *Bar) parts(elapsed time.Duration) (frac float64, pct, tail string) {
+	n, total := b.n.Load(), b.total.Load()
+	rate := 0.0
+	if elapsed > 0 {
+		rate = float64(n) / elapsed.Seconds()
+	}
+	if total > 0 {
+		eta := "?"
+		if rate > 0 && n <= total {
+			eta = clock(time.Duration(float64(total-n) / rate * float64(time.Second)))
+		}
+		tail = fmt.Sprintf("%s/%s  %s/s  ETA %s", group(n), group(total), short(rate), eta)
+	} else {
+		tail = fmt.Sprintf("%s  %s/s  %s", group(n), short(rate), clock(elapsed))
+	}
+	if total <= 0 {
+		return 0, "", tail
+	}
+	frac = min(1, float64(n)/float64(total))
+	return frac, fmt.Sprintf("%3d%%", int(frac*100)), tail
+}
+
+// logLine is a line of a bar that logs: the drawn line without its bar
+// while the work runs, then the count, elapsed time and mean rate.
+func (b *Bar) logLine(elapsed time.Duration, final bool) string {
+	if !final {
+		_, pct, tail := b.parts(elapsed)
+		if pct == "" {
+			return b.label + "  " + tail
+		}
+		return b.label + "  " + strings.TrimSpace(pct) + "  " + tail
+	}
+	n, total := b.n.Load(), b.total.Load()
+	count := group(n)
+	if total > 0 {
+		count += "/" + group(total)
+	}
+	rate := 0.0
+	if elapsed > 0 {
+		rate = float64(n) / elapsed.Seconds()
+	}
+	return fmt.Sprintf("%s  done: %s in %s  %s/s", b.label, count, clock(elapsed), short(rate))
 }
 
 // group writes n with thousands separators: 1234567 → "1,234,567".

@@ -49,6 +49,70 @@ func TestBar_NotTTY(t *testing.T) {
 	}
 }
 
+// Ensure that a bar on a file that is not a terminal (output redirected to
+// a log) writes a plain line once per LogInterval and a last one at Finish,
+// nothing for work shorter than the interval, and nothing at all with a
+// negative LogInterval.
+func TestBar_Logs(t *testing.T) {
+	read := func(f *os.File) string {
+		b, err := os.ReadFile(f.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	file := func() *os.File {
+		f, err := os.CreateTemp(t.TempDir(), "log")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	clk := &fakeClock{t: time.Unix(1000, 0)}
+	opts := &Options{LogInterval: 10 * time.Second, Now: clk.Now}
+
+	f := file()
+	b := New(f, "commit", 1000, opts)
+	if b.Enabled() || !b.Logs() {
+		t.Fatalf("enabled %v, logs %v; want a bar that logs", b.Enabled(), b.Logs())
+	}
+	for _, step := range []struct {
+		advance time.Duration
+		n       int64
+	}{{5 * time.Second, 100}, {6 * time.Second, 100}, {4 * time.Second, 100}, {6 * time.Second, 200}} {
+		clk.Advance(step.advance)
+		b.Add(step.n)
+	}
+	clk.Advance(4 * time.Second)
+	b.Finish()
+	b.Finish()
+	want := "commit  20%  200/1,000  18.2/s  ETA 0:44\n" + // at 11 s
+		"commit  50%  500/1,000  23.8/s  ETA 0:21\n" + // at 21 s
+		"commit  done: 500/1,000 in 0:25  20.0/s\n"
+	if got := read(f); got != want {
+		t.Errorf("log:\n%s\nwant:\n%s", got, want)
+	}
+
+	f = file()
+	b = New(f, "short", 10, opts)
+	clk.Advance(9 * time.Second)
+	b.Add(10)
+	b.Finish()
+	if got := read(f); got != "" {
+		t.Errorf("work shorter than the interval logged %q", got)
+	}
+
+	f = file()
+	b = New(f, "off", 10, &Options{LogInterval: -1, Now: clk.Now})
+	clk.Advance(time.Hour)
+	b.Add(10)
+	b.Finish()
+	if got := read(f); got != "" || b.Logs() || b.Count() != 10 {
+		t.Errorf("negative LogInterval: wrote %q, logs %v, count %d", got, b.Logs(), b.Count())
+	}
+}
+
 // Ensure that redraws are rate-limited and that a line shows count/total,
 // percentage, rate and ETA.
 func TestBar_Draw(t *testing.T) {

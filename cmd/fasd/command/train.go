@@ -107,8 +107,9 @@ func (o *ConfigOptions) build(cmd *cobra.Command) (pipeline.Config, error) {
 	return cfg, nil
 }
 
-// stageProgress draws one progress bar per stage on errOut (a no-op off a
-// TTY) and prints stage times and estimates as plain lines.
+// stageProgress draws one progress bar per stage on errOut (on a log file
+// or pipe, a line every 30 s; nothing on other writers) and prints stage
+// times and estimates as plain lines.
 type stageProgress struct {
 	w      io.Writer
 	bar    *progress.Bar
@@ -139,7 +140,11 @@ func (p *stageProgress) callbacks() pipeline.Callbacks {
 		StageEnd: func(s pipeline.Stage, d time.Duration) {
 			crashPoint(string(s))
 			if p.bar != nil {
-				p.bar.Finish()
+				// A bar that logs gets no last line: the stage's own
+				// line below says it.
+				if p.bar.Enabled() {
+					p.bar.Finish()
+				}
 				p.bar = nil
 			}
 			if !p.quiet {
