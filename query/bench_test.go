@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -497,4 +498,48 @@ func BenchmarkPredictStore(b *testing.B) {
 		b.StopTimer()
 		reportPercentiles(b, lat)
 	})
+}
+
+// BenchmarkMaterializeStore materializes a copy of an existing trained
+// store (FASD_BENCH_DB=DIR, skipped without it) per op, with its trained
+// model and the training's debias memo, as fasd materialize does; it
+// reports the compute, commit (fold) and node-view times per root.
+func BenchmarkMaterializeStore(b *testing.B) {
+	dir := os.Getenv("FASD_BENCH_DB")
+	if dir == "" {
+		b.Skip("FASD_BENCH_DB not set: give a trained store")
+	}
+	var t RefreshTimes
+	roots := 0
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		cp := filepath.Join(b.TempDir(), "db")
+		if err := os.CopyFS(cp, os.DirFS(dir)); err != nil {
+			b.Fatal(err)
+		}
+		e, err := Open(cp, &Options{LoadModel: runs.LoadLatest, Storage: &storage.Options{MustExist: true}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		rep, err := e.Materialize(context.Background())
+		b.StopTimer()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := e.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if rep.Subgraphs == 0 {
+			b.Fatal("nothing to materialize: give a store trained but not materialized")
+		}
+		t.Compute += rep.Times.Compute
+		t.Fold += rep.Times.Fold
+		t.Nodes += rep.Times.Nodes
+		roots += rep.Subgraphs
+	}
+	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(roots) }
+	b.ReportMetric(per(t.Compute), "compute-µs/root")
+	b.ReportMetric(per(t.Fold), "commit-µs/root")
+	b.ReportMetric(per(t.Nodes), "nodes-µs/root")
 }
