@@ -382,3 +382,37 @@ func TestView_BFS(t *testing.T) {
 		}
 	}
 }
+
+// Ensure that Attributes, one read of a node's record, agrees with
+// Features, Sensitive and Label for every combination of sensitive value
+// and label, appends to dst, and fails on a node out of range.
+func TestView_Attributes(t *testing.T) {
+	g := newGraph(t, storage.Pebble)
+	nodes := make([]Node, 9)
+	for i := range nodes {
+		nodes[i] = Node{ExternalID: int64(i), Sensitive: int8(i%3) - 1, Label: int8(i/3) - 1, Features: []float32{float32(i), 0.5}}
+	}
+	if _, err := g.AddNodes(context.Background(), nodes); err != nil {
+		t.Fatal(err)
+	}
+	v, err := g.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	for u, nd := range nodes {
+		f, s, y, err := v.Attributes(uint32(u), []float32{-1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := v.Features(uint32(u), []float32{-1})
+		ws, _ := v.Sensitive(uint32(u))
+		wy, _ := v.Label(uint32(u))
+		if fmt.Sprint(f) != fmt.Sprint(want) || s != ws || y != wy || s != nd.Sensitive || y != nd.Label {
+			t.Errorf("node %d: Attributes %v %d %d; Features %v, Sensitive %d, Label %d; stored %d %d", u, f, s, y, want, ws, wy, nd.Sensitive, nd.Label)
+		}
+	}
+	if _, _, _, err := v.Attributes(uint32(len(nodes)), nil); !errors.Is(err, ErrNodeRange) {
+		t.Errorf("out of range: %v", err)
+	}
+}

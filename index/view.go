@@ -265,6 +265,21 @@ func (v *View) Features(n uint32, dst []float32) ([]float32, error) {
 	return appendFeatures(dst, b), nil
 }
 
+// Attributes appends the feature vector of n to dst and returns the
+// extended slice with n's sensitive value and label: one read of the node's
+// record, where Features, Sensitive and Label read it once each.
+func (v *View) Attributes(n uint32, dst []float32) (_ []float32, s, y int8, err error) {
+	b, err := v.record(n)
+	if err != nil {
+		return dst, 0, 0, err
+	}
+	_, s, y, err = decodeNodeHeader(b, v.schema.Dim())
+	if err != nil {
+		return dst, 0, 0, fmt.Errorf("node %d: %w", n, err)
+	}
+	return appendFeatures(dst, b), s, y, nil
+}
+
 // Sensitive returns the sensitive value of n: 0, 1 or Unknown.
 func (v *View) Sensitive(n uint32) (int8, error) {
 	b, err := v.record(n)

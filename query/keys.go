@@ -257,11 +257,15 @@ func getBitmaps(r storage.Reader, keys ...[]byte) ([]*roaring.Bitmap, error) {
 	return out, nil
 }
 
-// encodeBitmap serialises a canonical form of bm: rebuilt from its values
-// and run-optimised, so that equal sets give equal bytes whatever edits
-// led to them (incremental maintenance must equal a rebuild bit for bit).
+// encodeBitmap serialises a canonical form of bm, so that equal sets give
+// equal bytes whatever edits led to them (incremental maintenance must
+// equal a rebuild bit for bit). RunOptimize gives every container the type
+// fixed by its cardinality and number of runs alone (run if smallest, else
+// array up to 4,096 values, else bitmap), whatever type it had, so a copy
+// run-optimised is that form without rebuilding the set value by value:
+// TestEncodeBitmapCanonical checks it against the rebuild.
 func encodeBitmap(bm *roaring.Bitmap) ([]byte, error) {
-	c := roaring.BitmapOf(bm.ToArray()...)
+	c := bm.Clone()
 	c.RunOptimize()
 	return c.ToBytes()
 }
