@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -372,6 +373,7 @@ func (e *Engine) recomputeRoots(ctx context.Context, roots, only *roaring.Bitmap
 	if t == nil {
 		t = &RefreshTimes{}
 	}
+	done := newCommitted()
 	for lo := 0; lo < total; lo += e.opts.ChunkRoots {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -390,7 +392,7 @@ func (e *Engine) recomputeRoots(ctx context.Context, roots, only *roaring.Bitmap
 			}
 		}
 		start := time.Now()
-		if err := e.commitRoots(chunk, recs[:len(chunk)]); err != nil {
+		if err := e.commitRoots(chunk, recs[:len(chunk)], done); err != nil {
 			return err
 		}
 		t.Fold += time.Since(start)
@@ -517,22 +519,57 @@ func (e *Engine) computeChunk(ctx context.Context, workers []*worker, rs *roarin
 }
 
 // bitmapCache loads per-node bitmaps lazily and writes the changed ones.
+// With prev set, it takes a bitmap from prev, what an earlier part
+// committed, before reading the store.
 type bitmapCache struct {
-	r   storage.Reader
-	key func(uint32) []byte
-	m   map[uint32]*roaring.Bitmap
+	r    storage.Reader
+	key  func(uint32) []byte
+	m    map[uint32]*roaring.Bitmap
+	prev map[uint32]*roaring.Bitmap
 }
 
 func (c *bitmapCache) get(v uint32) (*roaring.Bitmap, error) {
 	if bm, ok := c.m[v]; ok {
 		return bm, nil
 	}
-	bm, err := getBitmap(c.r, c.key(v))
-	if err != nil {
-		return nil, err
+	bm, ok := c.prev[v]
+	if !ok {
+		var err error
+		if bm, err = getBitmap(c.r, c.key(v)); err != nil {
+			return nil, err
+		}
 	}
 	c.m[v] = bm
 	return bm, nil
+}
+
+// keep records in prev the bitmaps this part committed, first emptying
+// prev if it would hold more than committedMax.
+func (c *bitmapCache) keep() {
+	if len(c.prev)+len(c.m) > committedMax {
+		clear(c.prev)
+	}
+	maps.Copy(c.prev, c.m)
+}
+
+// committedMax bounds the inverted-index bitmaps of each family that
+// committed keeps: about 200 bytes each for a node in a few dozen
+// subgraphs, so at most about 200 MiB per family.
+const committedMax = 1 << 20
+
+// committed holds, during one recomputeRoots, what its earlier parts
+// committed: the inverted-index bitmaps they wrote (up to committedMax per
+// family) and the root, dirty and affected sets, so that a part reads from
+// the store only what no earlier part wrote. Only the holder of e.wmu
+// writes these keys, so the copies stay exact; a part edits them in place,
+// and if its commit fails recomputeRoots fails and drops them.
+type committed struct {
+	contain, expand map[uint32]*roaring.Bitmap
+	sets            []*roaring.Bitmap // stored, dirty, affected; nil before the first part
+}
+
+func newCommitted() *committed {
+	return &committed{contain: map[uint32]*roaring.Bitmap{}, expand: map[uint32]*roaring.Bitmap{}}
 }
 
 func (c *bitmapCache) flush(b storage.Batch) error {
@@ -549,10 +586,14 @@ func (c *bitmapCache) flush(b storage.Batch) error {
 //
 // It reads in two requests (readAhead): the old records of chunk with the
 // root, dirty and affected sets, then the inverted indexes of every member
-// of an old or new record.
-func (e *Engine) commitRoots(chunk []uint32, recs []*rootRecord) error {
+// of an old or new record; of the sets and indexes, only what no earlier
+// part wrote (c).
+func (e *Engine) commitRoots(chunk []uint32, recs []*rootRecord, c *committed) error {
 	ra := newReadAhead(e.store)
-	keys := [][]byte{keyRoots, keyDirty, keyAffected}
+	var keys [][]byte
+	if c.sets == nil {
+		keys = append(keys, keyRoots, keyDirty, keyAffected)
+	}
 	for _, r := range chunk {
 		keys = append(keys, rootKey(r))
 	}
@@ -572,23 +613,30 @@ func (e *Engine) commitRoots(chunk []uint32, recs []*rootRecord) error {
 				continue
 			}
 			for _, m := range rec.Members {
-				keys = append(keys, containKey(m))
+				if c.contain[m] == nil {
+					keys = append(keys, containKey(m))
+				}
 			}
 			for _, l := range rec.Expanded {
-				keys = append(keys, expandKey(rec.Members[l]))
+				if c.expand[rec.Members[l]] == nil {
+					keys = append(keys, expandKey(rec.Members[l]))
+				}
 			}
 		}
 	}
 	if err := ra.fetch(keys); err != nil {
 		return err
 	}
-	contain := &bitmapCache{r: ra, key: containKey, m: map[uint32]*roaring.Bitmap{}}
-	expand := &bitmapCache{r: ra, key: expandKey, m: map[uint32]*roaring.Bitmap{}}
-	sets, err := getBitmaps(ra, keyRoots, keyDirty, keyAffected)
-	if err != nil {
-		return err
+	contain := &bitmapCache{r: ra, key: containKey, m: map[uint32]*roaring.Bitmap{}, prev: c.contain}
+	expand := &bitmapCache{r: ra, key: expandKey, m: map[uint32]*roaring.Bitmap{}, prev: c.expand}
+	if c.sets == nil {
+		sets, err := getBitmaps(ra, keyRoots, keyDirty, keyAffected)
+		if err != nil {
+			return err
+		}
+		c.sets = sets
 	}
-	stored, dirty, affected := sets[0], sets[1], sets[2]
+	stored, dirty, affected := c.sets[0], c.sets[1], c.sets[2]
 	b := e.store.NewBatch()
 	defer b.Close()
 	edit := func(rec *rootRecord, r uint32, add bool) error {
@@ -648,6 +696,8 @@ func (e *Engine) commitRoots(chunk []uint32, recs []*rootRecord) error {
 	if err := b.Commit(); err != nil {
 		return fmt.Errorf("query: commit subgraphs: %w", err)
 	}
+	contain.keep()
+	expand.keep()
 	return nil
 }
 
