@@ -128,6 +128,10 @@ probabilities on each of them, and materialize uses them where the subgraph
 is still the one train saw (--no-reuse debiases everything; the views are the
 same byte for byte).
 
+Progress goes to stderr: a bar per stage on a terminal; redirected to a file
+or pipe, a line every 30 s of a stage ("subgraphs 42%  336,000/799,725 ...")
+and, after a stage that long, a last one when it ends.
+
 ` + exitHelp,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
