@@ -519,64 +519,83 @@ func (e *Engine) computeChunk(ctx context.Context, workers []*worker, rs *roarin
 }
 
 // bitmapCache loads per-node bitmaps lazily and writes the changed ones.
-// With prev set, it takes a bitmap from prev, what an earlier part
-// committed, before reading the store.
+// With prev set, it decodes a bitmap from prev, the bytes an earlier part
+// committed (empty: no bitmap), before reading the store.
 type bitmapCache struct {
 	r    storage.Reader
 	key  func(uint32) []byte
 	m    map[uint32]*roaring.Bitmap
-	prev map[uint32]*roaring.Bitmap
+	prev map[uint32][]byte
+	out  map[uint32][]byte // what flush wrote
 }
 
 func (c *bitmapCache) get(v uint32) (*roaring.Bitmap, error) {
 	if bm, ok := c.m[v]; ok {
 		return bm, nil
 	}
-	bm, ok := c.prev[v]
-	if !ok {
-		var err error
-		if bm, err = getBitmap(c.r, c.key(v)); err != nil {
-			return nil, err
+	var bm *roaring.Bitmap
+	var err error
+	if enc, ok := c.prev[v]; ok {
+		if bm, err = index.DecodeBitmap(enc); err != nil {
+			return nil, fmt.Errorf("query: %x: %w", c.key(v), err)
 		}
+	} else if bm, err = getBitmap(c.r, c.key(v)); err != nil {
+		return nil, err
 	}
 	c.m[v] = bm
 	return bm, nil
 }
 
-// keep records in prev the bitmaps this part committed, first emptying
-// prev if it would hold more than committedMax.
+// keep records in prev the bytes this part committed, first emptying prev
+// if it would hold more than committedMax.
 func (c *bitmapCache) keep() {
-	if len(c.prev)+len(c.m) > committedMax {
+	if len(c.prev)+len(c.out) > committedMax {
 		clear(c.prev)
 	}
-	maps.Copy(c.prev, c.m)
+	maps.Copy(c.prev, c.out)
 }
 
 // committedMax bounds the inverted-index bitmaps of each family that
-// committed keeps: about 200 bytes each for a node in a few dozen
-// subgraphs, so at most about 200 MiB per family.
+// committed keeps, encoded: about 130 bytes each with the map's own for a
+// node in a few dozen subgraphs, so at most about 130 MiB per family.
+// (Kept decoded, about 1 KiB each, they raised materialize's peak on the
+// 1M-node graph from 1.0 to 3.1 GiB.)
 const committedMax = 1 << 20
 
 // committed holds, during one recomputeRoots, what its earlier parts
-// committed: the inverted-index bitmaps they wrote (up to committedMax per
-// family) and the root, dirty and affected sets, so that a part reads from
-// the store only what no earlier part wrote. Only the holder of e.wmu
-// writes these keys, so the copies stay exact; a part edits them in place,
-// and if its commit fails recomputeRoots fails and drops them.
+// committed: the bytes of the inverted-index bitmaps they wrote (up to
+// committedMax per family) and the root, dirty and affected sets, so that a
+// part reads from the store only what no earlier part wrote. Only the
+// holder of e.wmu writes these keys, so the copies stay exact. A part edits
+// the sets in place and replaces the bytes after its commit; if the commit
+// fails, recomputeRoots fails and drops them.
 type committed struct {
-	contain, expand map[uint32]*roaring.Bitmap
+	contain, expand map[uint32][]byte
 	sets            []*roaring.Bitmap // stored, dirty, affected; nil before the first part
 }
 
 func newCommitted() *committed {
-	return &committed{contain: map[uint32]*roaring.Bitmap{}, expand: map[uint32]*roaring.Bitmap{}}
+	return &committed{contain: map[uint32][]byte{}, expand: map[uint32][]byte{}}
 }
 
 func (c *bitmapCache) flush(b storage.Batch) error {
+	c.out = make(map[uint32][]byte, len(c.m))
 	for v, bm := range c.m {
-		if err := setBitmap(b, c.key(v), bm); err != nil {
+		if bm.IsEmpty() {
+			if err := b.Delete(c.key(v)); err != nil {
+				return err
+			}
+			c.out[v] = []byte{}
+			continue
+		}
+		enc, err := encodeBitmap(bm)
+		if err != nil {
+			return fmt.Errorf("query: encode bitmap: %w", err)
+		}
+		if err := b.Set(c.key(v), enc); err != nil {
 			return err
 		}
+		c.out[v] = enc
 	}
 	return nil
 }
@@ -613,12 +632,12 @@ func (e *Engine) commitRoots(chunk []uint32, recs []*rootRecord, c *committed) e
 				continue
 			}
 			for _, m := range rec.Members {
-				if c.contain[m] == nil {
+				if _, ok := c.contain[m]; !ok {
 					keys = append(keys, containKey(m))
 				}
 			}
 			for _, l := range rec.Expanded {
-				if c.expand[rec.Members[l]] == nil {
+				if _, ok := c.expand[rec.Members[l]]; !ok {
 					keys = append(keys, expandKey(rec.Members[l]))
 				}
 			}
