@@ -233,3 +233,47 @@ func TestFallBack(t *testing.T) {
 		}
 	}
 }
+
+// Ensure that nodePropFeatures averages [X, ÂX, Â²X] per node over the
+// subgraphs holding it, Â normalised as GCNNorm does, and keeps
+// [x, x, x] for a node in none (hand-computed oracle, exact in binary).
+func TestNodePropFeatures(t *testing.T) {
+	// {0, 1} joined by an edge (Â = ½·ones), X = (1, 2); {1, 2} without
+	// edges (Â = I), X = (4, 8); node 3 in none.
+	sgs := []*fasd.Subgraph{{Nodes: []uint32{0, 1}}, {Nodes: []uint32{1, 2}}}
+	v := &view{sgs: sgs, d: 1, xs: [][]float32{{1, 2}, {4, 8}}, as: [][]float32{{0, 1, 1, 0}, {0, 0, 0, 0}}}
+	got, err := nodePropFeatures(context.Background(), v, 4, []float32{-1, -1, -1, -7}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float32{1, 1.5, 1.5, 3, 2.75, 2.75, 8, 8, 8, -7, -7, -7}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if _, err := nodePropFeatures(context.Background(), v, 2, []float32{0, 0}, false); err == nil {
+		t.Error("a node beyond n was accepted")
+	}
+	v.as[1] = []float32{0}
+	if _, err := nodePropFeatures(context.Background(), v, 4, []float32{-1, -1, -1, -7}, false); err == nil {
+		t.Error("an adjacency of the wrong size was accepted")
+	}
+}
+
+// Ensure that fasd_prop and prop run on their own and report a model.
+func TestFASDProp_Runs(t *testing.T) {
+	g := newToyGraph(160, 6, 6, 0.8, 0.3, 0.8, 4)
+	in := g.input(t, 2, 4)
+	cfg := fastConfig(t)
+	r, err := Run(context.Background(), cfg, in, &Options{Variants: []Variant{VariantFASDProp, VariantProp}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Variants) != 2 || r.Variants[0].Variant != VariantFASDProp || r.Variants[1].Variant != VariantProp {
+		t.Fatalf("variants %+v", r.Variants)
+	}
+	for _, vr := range r.Variants {
+		if m := vr.Test; !(m.Acc > 0 && m.Acc <= 1) || math.IsNaN(float64(m.AUC)) {
+			t.Errorf("%s metrics %+v", vr.Variant, m)
+		}
+	}
+}

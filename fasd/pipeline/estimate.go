@@ -252,7 +252,7 @@ func estimateRun(ctx context.Context, cfg Config, in *Input, opt *Options, total
 			// diagnostics): linear in their number.
 			f := float64(m) / float64(ms)
 			switch t.Stage {
-			case StageBaseline, StageFASDGCN, StageMLP, StageRetune:
+			case StageBaseline, StageFASDGCN, StageFASDProp, StageProp, StageMLP, StageRetune:
 				f = 1
 			case StageGuides:
 				// Full-batch fits over the distinct nodes the
@@ -443,6 +443,7 @@ func estimateShapes(cfg, sc *Config, m, ms, mt, mts int, fCover float64) map[Sta
 	be := expectEpochsUniform(cfg.Baseline.Epochs, cfg.Baseline.Patience)
 	out[StageBaseline] = stageShape{epochs: be, maxEpochs: float64(cfg.Baseline.Epochs), trainScale: 1}
 	out[StageFASDGCN], out[StageMLP] = out[StageBaseline], out[StageBaseline]
+	out[StageFASDProp], out[StageProp] = out[StageBaseline], out[StageBaseline]
 	if cfg.Classifier.Fallback { // a second GCN on the original features
 		out[StageFASDGCN] = stageShape{epochs: 2 * be, maxEpochs: 2 * float64(cfg.Baseline.Epochs), trainScale: 1}
 	}

@@ -124,11 +124,13 @@ const (
 	StageScoreNoFair  Stage = "score_nofair"  // s_θ, s_φ with λ = 0 (epochs)
 	StageDebiasNoFair Stage = "debias_nofair" // debias with the λ = 0 networks
 	StageClassNoFair  Stage = "classifier_nofair"
-	StageBaseline     Stage = "gcn"      // full-graph GCN (epochs)
-	StageFASDGCN      Stage = "fasd_gcn" // full-graph GCN on node-mean debiased features (epochs)
-	StageMLP          Stage = "mlp"      // the baseline without the graph (epochs)
-	StageProbe        Stage = "probe"    // fresh g_sen probes (epochs)
-	StageRetune       Stage = "retune"   // Options.Retune: debias + f per setting (settings)
+	StageBaseline     Stage = "gcn"       // full-graph GCN (epochs)
+	StageFASDGCN      Stage = "fasd_gcn"  // full-graph GCN on node-mean debiased features (epochs)
+	StageMLP          Stage = "mlp"       // the baseline without the graph (epochs)
+	StageFASDProp     Stage = "fasd_prop" // the MLP on node-mean propagated debiased features (epochs)
+	StageProp         Stage = "prop"      // the MLP on node-mean propagated original features (epochs)
+	StageProbe        Stage = "probe"     // fresh g_sen probes (epochs)
+	StageRetune       Stage = "retune"    // Options.Retune: debias + f per setting (settings)
 )
 
 // Variant names an evaluated method.
@@ -145,6 +147,17 @@ const (
 	// in none keep their own) and trains the full-graph GCN baseline on
 	// them: "debias, then classify the neighbourhood".
 	VariantFASDGCN Variant = "fasd_gcn"
+	// VariantFASDProp debiases every subgraph like FASD, propagates the
+	// debiased features inside each subgraph ([X̃, ÂX̃, Â²X̃] with Â the
+	// normalised debiased adjacency), averages each node's rows over the
+	// subgraphs that contain it and trains the baseline's architecture
+	// without the graph (Â = I) on them: a classifier over features
+	// averaged across the debiased subgraphs, which the views can keep
+	// per node.
+	VariantFASDProp Variant = "fasd_prop"
+	// VariantProp is VariantFASDProp on the original subgraphs (no
+	// debiasing): its w/o-Diffusion counterpart.
+	VariantProp Variant = "prop"
 	// VariantMLP is the baseline's architecture without the graph (Â = I)
 	// on the original features: does the graph help at all?
 	VariantMLP Variant = "mlp"
@@ -160,7 +173,7 @@ func Variants() []Variant {
 
 // AllVariants lists every variant Run knows, in report order.
 func AllVariants() []Variant {
-	return []Variant{VariantFASD, VariantFASDGCN, VariantNoDiffusion, VariantNoFairness, VariantGCN, VariantMLP, VariantMajority}
+	return []Variant{VariantFASD, VariantFASDGCN, VariantFASDProp, VariantNoDiffusion, VariantProp, VariantNoFairness, VariantGCN, VariantMLP, VariantMajority}
 }
 
 // Callbacks receive progress reports. Every field is optional. They are

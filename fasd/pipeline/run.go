@@ -147,7 +147,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 	}()
 	var fasdModels *Models
 	var fasdRetuned []VariantResult // FASD's --retune rows
-	if opt.wants(VariantFASD) || opt.wants(VariantFASDGCN) {
+	if opt.wants(VariantFASD) || opt.wants(VariantFASDGCN) || opt.wants(VariantFASDProp) {
 		var gsen *nn.GCNNet[float32]
 		var grads *gradCache
 		if needsGSen(&cfg, retune) {
@@ -290,6 +290,17 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 				}
 			}
 			rep.end()
+			if vr.Probe, err = pr.score(ctx, rep, deb, string(VariantFASD)); err != nil {
+				return nil, err
+			}
+			res.Variants = append(res.Variants, vr)
+		}
+
+		if opt.wants(VariantFASDProp) {
+			vr, err := trainProp(ctx, &cfg, in, deb, orig, train, ev, VariantFASDProp, StageFASDProp, sd.baseline, rep)
+			if err != nil {
+				return nil, err
+			}
 			if vr.Probe, err = pr.score(ctx, rep, deb, string(VariantFASD)); err != nil {
 				return nil, err
 			}
@@ -482,6 +493,16 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 		}
 		rep.end()
 		// The GCN reads the original graph: its probe is w/o Diffusion's.
+		if vr.Probe, err = pr.score(ctx, rep, orig, ProbeData); err != nil {
+			return nil, err
+		}
+		res.Variants = append(res.Variants, vr)
+	}
+	if opt.wants(VariantProp) {
+		vr, err := trainProp(ctx, &cfg, in, orig, nil, train, ev, VariantProp, StageProp, sd.baseline, rep)
+		if err != nil {
+			return nil, err
+		}
 		if vr.Probe, err = pr.score(ctx, rep, orig, ProbeData); err != nil {
 			return nil, err
 		}

@@ -416,7 +416,8 @@ func newEvalCommand() *cobra.Command {
 			}
 			defer view.Close()
 			withGraph := slices.ContainsFunc(variants, func(v pipeline.Variant) bool {
-				return v == pipeline.VariantGCN || v == pipeline.VariantFASDGCN || v == pipeline.VariantMLP
+				return v == pipeline.VariantGCN || v == pipeline.VariantFASDGCN || v == pipeline.VariantMLP ||
+					v == pipeline.VariantFASDProp || v == pipeline.VariantProp
 			})
 			start := time.Now()
 			rep := EvalReport{Preset: cfg.Preset, Config: cfg.TOML(), Level: evalLevel, References: refs}
@@ -507,7 +508,7 @@ func newEvalCommand() *cobra.Command {
 						line += " (f: " + vr.Arch + archWhy(vr.ArchEvidence) + ")"
 					}
 					switch vr.Variant {
-					case pipeline.VariantFASDGCN:
+					case pipeline.VariantFASDGCN, pipeline.VariantFASDProp:
 						ev.fellBack = append(ev.fellBack, vr.FellBack)
 						if vr.FellBack {
 							line += " (fell back to the original features)"
@@ -798,6 +799,8 @@ var verdictPairs = [][2]pipeline.Variant{
 	{pipeline.VariantFASD, pipeline.VariantNoDiffusion},
 	{pipeline.VariantFASD, pipeline.VariantGCN},
 	{pipeline.VariantFASDGCN, pipeline.VariantGCN},
+	{pipeline.VariantFASDProp, pipeline.VariantGCN},
+	{pipeline.VariantFASDProp, pipeline.VariantProp},
 }
 
 // printVerdict says in words how fasd (and fasd_gcn) compare with the
