@@ -88,7 +88,7 @@ type VariantResult struct {
 	// ArchEvidence is what the choice of Arch read on the validation
 	// nodes; nil under the other values of classifier.arch.
 	ArchEvidence *ArchEvidence `json:"arch_evidence,omitempty"`
-	// FellBack is set on fasd_gcn (classifier.fallback) and fasd
+	// FellBack is set on fasd_gcn, fasd_prop (classifier.fallback) and fasd
 	// (classifier.fallback_fasd) when the check chose the undebiased model
 	// (see ClassifierConfig.Fallback): the result is then that model's
 	// (w/o Diffusion's for fasd).

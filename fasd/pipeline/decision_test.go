@@ -250,6 +250,15 @@ func TestNodePropFeatures(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
+	// Root-only: node 1 roots {1, 2} and takes its rows from it alone.
+	got, err = nodePropFeatures(context.Background(), v, 4, []float32{-1, -1, -1, -7}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []float32{1, 1.5, 1.5, 4, 4, 4, 8, 8, 8, -7, -7, -7}
+	if !slices.Equal(got, want) {
+		t.Errorf("root-only: got %v, want %v", got, want)
+	}
 	if _, err := nodePropFeatures(context.Background(), v, 2, []float32{0, 0}, false); err == nil {
 		t.Error("a node beyond n was accepted")
 	}

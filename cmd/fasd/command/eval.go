@@ -304,7 +304,7 @@ JSON (--json): an object with
   references   [string]  the references used
   seconds      wall time of all runs
   variants     [object], each with
-    name        variant name (fasd, no_diffusion, no_fairness, gcn, fasd@…)
+    name        variant name (fasd, no_diffusion, gcn, fasd_gcn, fasd_prop, …, fasd@…)
     acc, auc, f1, macro_f1, dp, eo {mean, std, per_seed}  ×100; std is
                 the population std; undefined values are -1
     probe_auc   {mean, std, per_seed}  fraction; absent with --probe=false
@@ -312,11 +312,12 @@ JSON (--json): an object with
     counterfactual {mean, std, per_seed}  ×100 (see above); absent when not measured
     val         {acc, auc, dp, eo}  per seed, the selected epoch's metrics
                 on the validation nodes (×100, undefined -1)
-    fell_back   [bool]  fasd_gcn (classifier.fallback) and fasd
+    fell_back   [bool]  fasd_gcn, fasd_prop (classifier.fallback) and fasd
                 (classifier.fallback_fasd): per seed, whether the undebiased
                 model was kept (the GCN on the original features for
-                fasd_gcn, w/o Diffusion's classifier for fasd); the
-                variant's figures are then that model's
+                fasd_gcn, prop's model for fasd_prop, w/o Diffusion's
+                classifier for fasd); the variant's figures are then that
+                model's
     arch        [string]  classifier.arch = "auto": per seed, the
                 architecture chosen for the variant's f ("gcn" or "root")
     arch_evidence [object]  per seed, what that choice read on the
