@@ -30,7 +30,7 @@ models have one. It reads views only; stale views are counted.
 ` + exitHelp,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			e, _, err := o.openEngine("audit", cmd.ErrOrStderr())
+			e, _, err := o.openEngine(cmd.Context(), "audit", cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -28,7 +28,7 @@ func newCheckCommand() *cobra.Command {
 			if o.DB == "" {
 				return usagef("check: --db DIR is required")
 			}
-			s, g, err := openGraphReadOnly(o.DB)
+			s, g, err := openGraphReadOnly(cmd.Context(), o.DB)
 			if err != nil {
 				return fmt.Errorf("check: %w", err)
 			}

@@ -406,7 +406,7 @@ func newEvalCommand() *cobra.Command {
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			fmt.Fprintf(errOut, "# effective config\n%s\n", cfg.TOML())
 			defer o.Cfg.applyMaxMemory(errOut)()
-			s, g, err := openGraph(o.DB)
+			s, g, err := openGraph(cmd.Context(), o.DB)
 			if err != nil {
 				return fmt.Errorf("eval: %w", err)
 			}

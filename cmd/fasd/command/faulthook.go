@@ -3,6 +3,7 @@
 package command
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -90,7 +91,8 @@ func injectFault(op storage.FileOp, path string) error {
 
 // storageOptions returns o (nil meaning the defaults) with the fault
 // hook's injector when FaultAtEnv is set.
-func storageOptions(o *storage.Options) *storage.Options {
+func storageOptions(ctx context.Context, o *storage.Options) *storage.Options {
+	o = withCacheOf(ctx, o)
 	loadFaultHook()
 	if !faultAt.on {
 		return o

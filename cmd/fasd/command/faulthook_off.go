@@ -3,6 +3,7 @@
 package command
 
 import (
+	"context"
 	"io"
 
 	"github.com/fasd-db/fasd/storage"
@@ -11,7 +12,9 @@ import (
 // storageOptions is the I/O-fault hook of faulthook.go, compiled out: a
 // build without the crashtest tag returns o unchanged and reads no
 // environment variable.
-func storageOptions(o *storage.Options) *storage.Options { return o }
+func storageOptions(ctx context.Context, o *storage.Options) *storage.Options {
+	return withCacheOf(ctx, o)
+}
 
 // FaultHookReport does nothing without the crashtest tag.
 func FaultHookReport(io.Writer) {}

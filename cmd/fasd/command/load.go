@@ -292,7 +292,7 @@ under which no endpoint names a node). A refused load writes nothing.
 				}
 				bar.Set(done)
 			}
-			s, err := storage.Open(o.DB, storageOptions(&storage.Options{Backend: backend, NoSync: true}))
+			s, err := storage.Open(o.DB, storageOptions(cmd.Context(), &storage.Options{Backend: backend, NoSync: true}))
 			if err != nil {
 				return fmt.Errorf("load: %w", err)
 			}

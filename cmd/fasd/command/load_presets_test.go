@@ -3,6 +3,7 @@ package command
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -94,7 +95,7 @@ func TestLoad_GermanPreset(t *testing.T) {
 	if (st.Splits != index.SplitCounts{Train: 100, Val: 250, Test: 250}) {
 		t.Errorf("splits %+v", st.Splits)
 	}
-	_, g, err := openGraph(db)
+	_, g, err := openGraph(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +261,7 @@ func TestLoad_NIFTYPresetsGenerated(t *testing.T) {
 					st.Nodes, st.Edges, st.Features, st.Groups, st.Labels, st.Splits,
 					want.Nodes, want.Edges, want.Features, want.Groups, want.Labels, want.Splits)
 			}
-			_, g, err := openGraph(db)
+			_, g, err := openGraph(context.Background(), db)
 			if err != nil {
 				t.Fatal(err)
 			}

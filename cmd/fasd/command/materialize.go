@@ -1,6 +1,7 @@
 package command
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,7 +40,7 @@ func (o *EngineOptions) AddFlags(fs *pflag.FlagSet) {
 
 // openEngine opens the query engine over the existing store in o.DB with
 // the latest trained models; progress goes to errOut.
-func (o *EngineOptions) openEngine(name string, errOut io.Writer) (*query.Engine, *stageBars, error) {
+func (o *EngineOptions) openEngine(ctx context.Context, name string, errOut io.Writer) (*query.Engine, *stageBars, error) {
 	if o.DB == "" {
 		return nil, nil, usagef("%s: --db DIR is required", name)
 	}
@@ -51,7 +52,7 @@ func (o *EngineOptions) openEngine(name string, errOut io.Writer) (*query.Engine
 	}
 	bars := &stageBars{w: errOut, bars: map[string]*progress.Bar{}}
 	e, err := query.Open(o.DB, &query.Options{Workers: o.Workers, Progress: bars.progress, Distributed: o.Distributed, LoadModel: runs.LoadLatest,
-		NoReuse: o.NoReuse, Storage: storageOptions(&storage.Options{MustExist: true})})
+		NoReuse: o.NoReuse, Storage: storageOptions(ctx, &storage.Options{MustExist: true})})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -138,7 +139,7 @@ and, after a stage that long, a last one when it ends.
 			if d.on {
 				o.Distributed = d.options("coordinator")
 			}
-			e, _, err := o.openEngine("materialize", cmd.ErrOrStderr())
+			e, _, err := o.openEngine(cmd.Context(), "materialize", cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -176,7 +177,7 @@ views of the nodes they contain. Retraining stays fasd train.
 			if d.on {
 				o.Distributed = d.options("coordinator")
 			}
-			e, _, err := o.openEngine("refresh", cmd.ErrOrStderr())
+			e, _, err := o.openEngine(cmd.Context(), "refresh", cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

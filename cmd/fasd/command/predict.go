@@ -39,7 +39,7 @@ summary otherwise), regenerated from its recipe exactly as the views used it.
 			if subgraph && all {
 				return usagef("predict: --subgraph needs --node ID, not --all")
 			}
-			e, _, err := o.openEngine("predict", cmd.ErrOrStderr())
+			e, _, err := o.openEngine(cmd.Context(), "predict", cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

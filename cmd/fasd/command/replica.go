@@ -1,6 +1,7 @@
 package command
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -22,7 +23,7 @@ type replicaFlags struct {
 // the engine read-only, following the writer's refreshes every poll and
 // loading the newest saved models (runs.LoadLatest) when the writer's
 // views move to them.
-func (r *replicaFlags) openReplica(o *EngineOptions, log *slog.Logger) (*query.Engine, error) {
+func (r *replicaFlags) openReplica(ctx context.Context, o *EngineOptions, log *slog.Logger) (*query.Engine, error) {
 	if !storage.IsDSN(o.DB) {
 		return nil, usagef("serve: --replica needs --db postgres://… (a local store is opened by one process only)")
 	}
@@ -33,7 +34,7 @@ func (r *replicaFlags) openReplica(o *EngineOptions, log *slog.Logger) (*query.E
 		return nil, usagef("serve: --workers must not be negative")
 	}
 	e, err := query.Open(o.DB, &query.Options{Workers: o.Workers, LoadModel: runs.LoadLatest,
-		Storage: storageOptions(&storage.Options{Shared: true}),
+		Storage: storageOptions(ctx, &storage.Options{Shared: true}),
 		Replica: &query.Replica{Poll: r.poll, OnError: func(err error) {
 			log.Warn("replica: catching up with the writer", "error", err)
 		}}})

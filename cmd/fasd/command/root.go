@@ -93,6 +93,7 @@ func ExitCode(err error) int {
 // NewRoot builds the fasd root command writing its output to out and
 // diagnostics (progress bars) to errOut.
 func NewRoot(out, errOut io.Writer) *cobra.Command {
+	var cache ByteSize
 	root := &cobra.Command{
 		Use:   "fasd",
 		Short: "Fair node predictions with FASD on an embedded graph store",
@@ -104,7 +105,12 @@ Diffusion).
 		SilenceUsage:     true,
 		SilenceErrors:    true,
 		Args:             cobra.ArbitraryArgs,
-		PersistentPreRun: warnOldSpellings,
+		PersistentPreRun: func(cmd *cobra.Command, args []string) {
+			warnOldSpellings(cmd, args)
+			if cache > 0 {
+				cmd.SetContext(withCache(cmd.Context(), cache))
+			}
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usagef("unknown command %q for fasd (see fasd --help)", args[0])
@@ -112,6 +118,9 @@ Diffusion).
 			return cmd.Help()
 		},
 	}
+	root.PersistentFlags().Var(&cache, "cache", fmt.Sprintf("block cache of the store's engine (Pebble, Badger; not PostgreSQL), e.g. 1GiB (default %s): "+
+		"a graph whose node records do not fit reads from the file system on every miss", ByteSize(storage.DefaultCacheBytes)))
+	root.PersistentFlags().Lookup("cache").DefValue = "0" // the default is in the usage
 	root.SetOut(out)
 	root.SetErr(errOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })

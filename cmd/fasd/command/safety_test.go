@@ -1,6 +1,7 @@
 package command
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -35,7 +36,7 @@ func featureJSON(mid []float64, first string) string {
 func TestHTTP_OverflowFeaturesRefusedStoreStillTrains(t *testing.T) {
 	db := fixtureStore(t, "views")
 	o := &EngineOptions{DB: db}
-	e, _, err := o.openEngine("test", io.Discard)
+	e, _, err := o.openEngine(context.Background(), "test", io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

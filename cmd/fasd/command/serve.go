@@ -132,9 +132,9 @@ Errors are JSON {"error": ...} with a 4xx status for bad input.
 			}
 			var e *query.Engine
 			if rep.on {
-				e, err = rep.openReplica(o, opts.Log)
+				e, err = rep.openReplica(cmd.Context(), o, opts.Log)
 			} else {
-				e, _, err = o.openEngine("serve", errOut)
+				e, _, err = o.openEngine(cmd.Context(), "serve", errOut)
 			}
 			if err != nil {
 				return err

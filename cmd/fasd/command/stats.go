@@ -1,6 +1,7 @@
 package command
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,23 +28,23 @@ func (o *StatsOptions) AddFlags(fs *pflag.FlagSet) {
 
 // openGraph opens the existing store in dir and the graph in it; close the
 // returned store when done.
-func openGraph(dir string) (storage.Store, *index.Graph, error) {
-	return openGraphWith(dir, &storage.Options{MustExist: true})
+func openGraph(ctx context.Context, dir string) (storage.Store, *index.Graph, error) {
+	return openGraphWith(ctx, dir, &storage.Options{MustExist: true})
 }
 
 // openGraphReadOnly is openGraph for the commands that only read: the
 // store is opened read-only (storage.Options.ReadOnly), so that nothing is
 // written, no flush or compaction runs (a read works on a full disk), and
 // a directory that is not a store is refused rather than made one.
-func openGraphReadOnly(dir string) (storage.Store, *index.Graph, error) {
-	return openGraphWith(dir, &storage.Options{ReadOnly: true})
+func openGraphReadOnly(ctx context.Context, dir string) (storage.Store, *index.Graph, error) {
+	return openGraphWith(ctx, dir, &storage.Options{ReadOnly: true})
 }
 
-func openGraphWith(dir string, o *storage.Options) (storage.Store, *index.Graph, error) {
+func openGraphWith(ctx context.Context, dir string, o *storage.Options) (storage.Store, *index.Graph, error) {
 	if _, err := os.Stat(dir); !storage.IsDSN(dir) && errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("%w at %s", ErrNoStore, dir)
 	}
-	s, err := storage.Open(dir, storageOptions(o))
+	s, err := storage.Open(dir, storageOptions(ctx, o))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -64,7 +65,7 @@ func newStatsCommand() *cobra.Command {
 			if o.DB == "" {
 				return usagef("stats: --db DIR is required")
 			}
-			s, g, err := openGraphReadOnly(o.DB)
+			s, g, err := openGraphReadOnly(cmd.Context(), o.DB)
 			if err != nil {
 				return fmt.Errorf("stats: %w", err)
 			}

@@ -78,7 +78,7 @@ Figures 2 and 3.
 			fmt.Fprintf(errOut, "# effective config\n%s\n", cfg.TOML())
 			fmt.Fprintf(errOut, "sweep: %d λ values × %d N_steps values; score training runs %d times (%s each)\n",
 				len(o.Lambdas), len(o.Steps), len(o.Lambdas), scoreScheduleText(&cfg))
-			s, g, err := openGraph(o.DB)
+			s, g, err := openGraph(cmd.Context(), o.DB)
 			if err != nil {
 				return fmt.Errorf("sweep: %w", err)
 			}

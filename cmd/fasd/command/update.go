@@ -89,7 +89,7 @@ changes affect the next fasd train, not the current models.
 			if _, u.Edits, err = readUpdateFile(edits, "edits"); err != nil {
 				return err
 			}
-			e, _, err := o.openEngine("update", cmd.ErrOrStderr())
+			e, _, err := o.openEngine(cmd.Context(), "update", cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

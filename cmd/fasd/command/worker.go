@@ -121,7 +121,7 @@ started), it reopens the store to load the newest models and goes on.
 func openShared(ctx context.Context, o *EngineOptions, poll time.Duration) (*query.Engine, error) {
 	for {
 		e, err := query.Open(o.DB, &query.Options{Workers: o.Workers, LoadModel: runs.LoadLatest,
-			Storage: storageOptions(&storage.Options{Shared: true})})
+			Storage: storageOptions(ctx, &storage.Options{Shared: true})})
 		if !errors.Is(err, storage.ErrReadOnly) {
 			return e, err
 		}
