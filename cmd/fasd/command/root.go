@@ -102,9 +102,9 @@ Badger) and serves fair node predictions with FASD (Fairness-Aware Subgraph
 Diffusion).
 
 ` + exitHelp,
-		SilenceUsage:     true,
-		SilenceErrors:    true,
-		Args:             cobra.ArbitraryArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.ArbitraryArgs,
 		PersistentPreRun: func(cmd *cobra.Command, args []string) {
 			warnOldSpellings(cmd, args)
 			if cache > 0 {
