@@ -73,7 +73,7 @@ func TestDecision_ThresholdFromValidationOnly(t *testing.T) {
 		t.Run(string(tc.dec), func(t *testing.T) {
 			cfg := fastConfig(t)
 			cfg.Classifier.Decision = string(tc.dec)
-			opt := &Options{Variants: []Variant{VariantGCN, VariantMLP, VariantMajority}, KeepScores: true}
+			opt := &Options{Variants: []Variant{VariantGCN, VariantMLP, VariantProp, VariantMajority}, KeepScores: true}
 			r1, err := Run(context.Background(), cfg, in, opt)
 			if err != nil {
 				t.Fatal(err)
