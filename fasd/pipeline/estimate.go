@@ -461,8 +461,9 @@ func estimateShapes(cfg, sc *Config, m, ms, mt, mts int, fCover float64) map[Sta
 }
 
 // runBytes is the largest amount of per-subgraph data a run on sgs holds
-// at once beyond its input: FASD's cached fairness gradients (∇_X for
-// λ_X > 0, ∇_A for λ_A > 0) with, first, the linear guides' float64 copy
+// at once beyond its input: FASD's (also fasd_gcn's and fasd_prop's)
+// cached fairness gradients (∇_X for λ_X > 0, ∇_A for λ_A > 0) with,
+// first, the linear guides' float64 copy
 // of the features of the nodes with known s, then its debiased subgraphs
 // and one more debiased copy while a retune setting runs; or w/o
 // Fairness's debiased subgraphs (plus a retune copy), which come after
@@ -492,7 +493,8 @@ func runBytesGrown(cfg *Config, opt *Options, sgs []*fasd.Subgraph, d int, grow 
 		copies = 2
 	}
 	var fasdB, noFair int64
-	if opt.wants(VariantFASD) {
+	// fasd_gcn and fasd_prop debias every subgraph as fasd does.
+	if opt.wants(VariantFASD) || opt.wants(VariantFASDGCN) || opt.wants(VariantFASDProp) {
 		var grads, guides int64
 		if cfg.Diffusion.LambdaX > 0 {
 			grads += x
