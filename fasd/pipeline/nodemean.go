@@ -168,32 +168,8 @@ func nodePropFeatures(ctx context.Context, v *view, n int, base []float32, rootO
 		}
 		p1 = resize64(p1, nn*d)
 		p2 = resize64(p2, nn*d)
-		clear(p1)
-		clear(p2)
-		for k := 0; k < nn; k++ {
-			row := p1[k*d : (k+1)*d]
-			for j := 0; j < nn; j++ {
-				c := ahat(k, j)
-				if c == 0 {
-					continue
-				}
-				for t, xv := range x[j*d : (j+1)*d] {
-					row[t] += c * float64(xv)
-				}
-			}
-		}
-		for k := 0; k < nn; k++ {
-			row := p2[k*d : (k+1)*d]
-			for j := 0; j < nn; j++ {
-				c := ahat(k, j)
-				if c == 0 {
-					continue
-				}
-				for t, pv := range p1[j*d : (j+1)*d] {
-					row[t] += c * pv
-				}
-			}
-		}
+		propagate(p1, x, ahat, nn, d)
+		propagate(p2, p1, ahat, nn, d)
 		for l, u := range g.Nodes {
 			if int(u) >= n {
 				return nil, fmt.Errorf("%w: subgraph of root %d holds node %d beyond %d nodes", ErrInput, g.Root(), u, n)
@@ -228,6 +204,24 @@ func nodePropFeatures(ctx context.Context, v *view, n int, base []float32, rootO
 		}
 	}
 	return out, nil
+}
+
+// propagate sets dst (nn×d) to Â·src, with ahat(k, j) = Â_kj, in float64
+// summed in j order.
+func propagate[T float32 | float64](dst []float64, src []T, ahat func(k, j int) float64, nn, d int) {
+	clear(dst)
+	for k := 0; k < nn; k++ {
+		row := dst[k*d : (k+1)*d]
+		for j := 0; j < nn; j++ {
+			c := ahat(k, j)
+			if c == 0 {
+				continue
+			}
+			for t, v := range src[j*d : (j+1)*d] {
+				row[t] += c * float64(v)
+			}
+		}
+	}
 }
 
 func resize64(b []float64, n int) []float64 {
