@@ -43,7 +43,8 @@ const (
 //
 // Invariants (checked by Validate):
 //   - N = len(Nodes) ≥ 1; the global ids in Nodes are distinct.
-//   - len(X) = N·D, len(A) = N·N, len(S) = len(Y) = len(Split) = N.
+//   - len(X) = N·D, len(A) = N·N (or A nil and Adj.N = N: Compact),
+//     len(S) = len(Y) = len(Split) = N.
 //   - A is exactly symmetric with a zero diagonal; entries are finite edge
 //     weights (0 = no edge). Self-loops are never stored.
 //   - X is finite.
@@ -56,8 +57,13 @@ type Subgraph struct {
 	D int
 	// X holds the features, N×D row-major.
 	X []float32
-	// A holds the weighted adjacency, N×N row-major.
+	// A holds the weighted adjacency, N×N row-major, or is nil when Adj
+	// holds it (Compact).
 	A []float32
+	// Adj holds the adjacency when A is nil: the same matrix as its
+	// non-zero entries, for callers that keep many subgraphs at once
+	// (DenseA reads it back).
+	Adj SparseAdj
 	// S is the sensitive attribute per local node (−1 unknown).
 	S []int8
 	// Y is the label per local node (−1 unlabelled).
@@ -109,17 +115,24 @@ func (g *Subgraph) Validate() error {
 			}
 		}
 	}
-	if len(g.A) != n*n {
+	dense := g.A
+	if dense == nil && g.Adj.N == n {
+		var err error
+		if dense, err = g.DenseA(nil); err != nil {
+			bad("compact adjacency: %v", err)
+		}
+	}
+	if len(dense) != n*n {
 		bad("len(A) = %d, want N·N = %d", len(g.A), n*n)
 	} else {
 	adj:
 		for i := range n {
-			if g.A[i*n+i] != 0 {
-				bad("A[%d,%d] = %v: diagonal must be 0", i, i, g.A[i*n+i])
+			if dense[i*n+i] != 0 {
+				bad("A[%d,%d] = %v: diagonal must be 0", i, i, dense[i*n+i])
 				break
 			}
 			for j := i + 1; j < n; j++ {
-				a, b := g.A[i*n+j], g.A[j*n+i]
+				a, b := dense[i*n+j], dense[j*n+i]
 				if !finite32(a) || !finite32(b) {
 					bad("A[%d,%d] is not finite", i, j)
 					break adj
@@ -176,6 +189,7 @@ func (g *Subgraph) Clone() *Subgraph {
 		D:        g.D,
 		X:        append([]float32(nil), g.X...),
 		A:        append([]float32(nil), g.A...),
+		Adj:      SparseAdj{N: g.Adj.N, Idx: append([]uint32(nil), g.Adj.Idx...), W: append([]float32(nil), g.Adj.W...)},
 		S:        append([]int8(nil), g.S...),
 		Y:        append([]int8(nil), g.Y...),
 		Split:    append([]Split(nil), g.Split...),
@@ -184,9 +198,41 @@ func (g *Subgraph) Clone() *Subgraph {
 }
 
 // NumEdges returns the number of undirected edges (non-zero entries above the
-// diagonal) of g.A.
+// diagonal) of the adjacency.
 func (g *Subgraph) NumEdges() int {
+	if g.A == nil && g.Adj.N == g.N() {
+		n, c := uint32(g.N()), 0
+		for k, p := range g.Adj.Idx {
+			if p%n > p/n && (g.Adj.W == nil || g.Adj.W[k] != 0) {
+				c++
+			}
+		}
+		return c
+	}
 	return countEdges(g.A, g.N())
+}
+
+// Compact moves the dense adjacency A into Adj and sets A to nil; a
+// subgraph already compact is left as it is.
+func (g *Subgraph) Compact() {
+	if g.A != nil {
+		g.Adj = CompactAdj(g.A, g.N())
+		g.A = nil
+	}
+}
+
+// DenseA returns the adjacency, N×N row-major: A itself when the subgraph
+// holds it (read only), else buf, resized, with Adj written into it.
+func (g *Subgraph) DenseA(buf []float32) ([]float32, error) {
+	if g.A != nil {
+		return g.A, nil
+	}
+	n := g.N()
+	if g.Adj.N != n {
+		return nil, fmt.Errorf("%w: subgraph of %d nodes holds a %d×%d compact adjacency", ErrShape, n, g.Adj.N, g.Adj.N)
+	}
+	buf = resize(buf, n*n)
+	return buf, g.Adj.Dense(buf)
 }
 
 func countEdges(a []float32, n int) int {

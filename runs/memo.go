@@ -107,6 +107,7 @@ type memoWriter struct {
 	n      int // entries written
 	dig    memoDigest
 	enc    []byte
+	a      []float32 // a compact subgraph's dense adjacency
 }
 
 // put implements pipeline.Options.FairProbs.
@@ -129,7 +130,14 @@ func (w *memoWriter) put(ctx context.Context, m *pipeline.Models, sg *fasd.Subgr
 	if n > math.MaxUint16 || len(probs) != 2*n || len(x) != n*m.D {
 		return fmt.Errorf("%w: memo of root %d: %d nodes, %d probabilities, %d features", fasd.ErrShape, sg.Root(), n, len(probs), len(x))
 	}
-	dig := w.dig.sum(w.fpRaw, sg.Root(), n, m.D, x, sg.A, probs)
+	a, err := sg.DenseA(w.a)
+	if err != nil {
+		return fmt.Errorf("runs: memo of root %d: %w", sg.Root(), err)
+	}
+	if sg.A == nil {
+		w.a = a
+	}
+	dig := w.dig.sum(w.fpRaw, sg.Root(), n, m.D, x, a, probs)
 	e := append(w.enc[:0], memoFormat)
 	e = append(e, dig[:]...)
 	e = binary.LittleEndian.AppendUint16(e, uint16(n))

@@ -151,6 +151,11 @@ func TestTrainedScorer_ContributeReusing(t *testing.T) {
 		t.Fatal(err)
 	}
 	sg := *in.Subgraphs[0]
+	// TrainInput's subgraphs are compact; a scorer gets the query
+	// engine's dense ones.
+	if sg.A, err = sg.DenseA(nil); err != nil {
+		t.Fatal(err)
+	}
 	sg.X = make([]float32, sg.N()*in.D)
 	for l, u := range sg.Nodes {
 		copy(sg.X[l*in.D:], in.Features[int(u)*in.D:(int(u)+1)*in.D])

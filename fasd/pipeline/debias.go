@@ -22,9 +22,9 @@ const debiasEstimateChunks = 4
 // fasd.NewRand(fasd.RootSeed(seed, fasd.PurposeDebias, root)), and returns
 // the debiased view. With newScratch the debiased features go to a Scratch
 // it creates (the view's spill, released by view.close) instead of the
-// heap; the adjacency stays in memory either way.
+// heap; the adjacency stays in memory either way, compact.
 func debiasAll(ctx context.Context, m *Models, v *view, workers int, newScratch func() (Scratch, error), rep *reporter) (out *view, err error) {
-	out = &view{sgs: v.sgs, d: m.D, as: make([][]float32, len(v.sgs))}
+	out = &view{sgs: v.sgs, d: m.D, as: make([]fasd.SparseAdj, len(v.sgs))}
 	if newScratch != nil {
 		s, err := newScratch()
 		if err != nil {
@@ -51,9 +51,11 @@ func debiasAll(ctx context.Context, m *Models, v *view, workers int, newScratch 
 	start := time.Now()
 	var first time.Time // the end of the first chunk
 	items := make([][]fasd.DebiasItem, workers)
-	// Per worker and item: the input features (when v does not hold them)
-	// and the debiased ones (when they are spilled).
+	// Per worker and item: the input features (when v does not hold them),
+	// the debiased ones (when they are spilled), the input adjacency and
+	// the debiased one (both dense while the item runs).
 	x0s, dsts := make([][][]float32, workers), make([][][]float32, workers)
+	a0s, dstAs := make([][][]float32, workers), make([][][]float32, workers)
 	for lo := 0; lo < len(v.sgs); lo += debiasChunk {
 		hi := min(len(v.sgs), lo+debiasChunk)
 		sub := (hi - lo + workers - 1) / workers
@@ -66,6 +68,7 @@ func debiasAll(ctx context.Context, m *Models, v *view, workers int, newScratch 
 				j := len(its)
 				if j == len(x0s[w]) {
 					x0s[w], dsts[w] = append(x0s[w], nil), append(dsts[w], nil)
+					a0s[w], dstAs[w] = append(a0s[w], nil), append(dstAs[w], nil)
 				}
 				x0, err := v.x(i, x0s[w][j])
 				if err != nil {
@@ -83,9 +86,14 @@ func debiasAll(ctx context.Context, m *Models, v *view, workers int, newScratch 
 					dx = make([]float32, n*m.D)
 					out.xs[i] = dx
 				}
-				out.as[i] = make([]float32, n*n)
+				a0, err := v.a(i, a0s[w][j])
+				if err != nil {
+					return err
+				}
+				a0s[w][j] = a0
+				dstAs[w][j] = resizeF(dstAs[w][j], n*n)
 				rng := fasd.NewRand(fasd.RootSeed(m.Config.Seed, fasd.PurposeDebias, g.Root()))
-				its = append(its, fasd.DebiasItem{N: n, X0: x0, A0: v.as[i], Rng: rng, DstX: dx, DstA: out.as[i]})
+				its = append(its, fasd.DebiasItem{N: n, X0: x0, A0: a0, Rng: rng, DstX: dx, DstA: dstAs[w][j]})
 			}
 			items[w] = its
 			if len(its) == 0 {
@@ -94,8 +102,9 @@ func debiasAll(ctx context.Context, m *Models, v *view, workers int, newScratch 
 			if err := e.DebiasBatch(ctx, its); err != nil {
 				return err
 			}
-			if out.sp != nil {
-				for j, it := range its {
+			for j, it := range its {
+				out.as[lo+k*sub+j] = fasd.CompactAdj(it.DstA, it.N)
+				if out.sp != nil {
 					if err := out.sp.write(lo+k*sub+j, it.DstX); err != nil {
 						return err
 					}
@@ -146,7 +155,7 @@ func editStats(orig, deb *view) (EditStats, error) {
 	var s EditStats
 	var ws, ws2, wmax float64
 	nw := 0
-	var bo, bd []float32
+	var bo, bd, ao, ad []float32
 	for i, g := range orig.sgs {
 		xo, err := orig.x(i, bo)
 		if err != nil {
@@ -169,9 +178,15 @@ func editStats(orig, deb *view) (EditStats, error) {
 		}
 		entries += len(xo)
 		n := g.N()
+		if ao, err = orig.a(i, ao); err != nil {
+			return s, err
+		}
+		if ad, err = deb.a(i, ad); err != nil {
+			return s, err
+		}
 		for u := 0; u < n; u++ {
 			for w := u + 1; w < n; w++ {
-				a, b := orig.as[i][u*n+w] != 0, deb.as[i][u*n+w] != 0
+				a, b := ao[u*n+w] != 0, ad[u*n+w] != 0
 				switch {
 				case a && b:
 					s.EdgesKept++
@@ -184,7 +199,7 @@ func editStats(orig, deb *view) (EditStats, error) {
 					s.EdgesOrig++
 				}
 				if b {
-					x := float64(deb.as[i][u*n+w])
+					x := float64(ad[u*n+w])
 					ws += x
 					ws2 += x * x
 					wmax = max(wmax, x)

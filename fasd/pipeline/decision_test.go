@@ -176,7 +176,7 @@ func TestNodeMeanFeatures(t *testing.T) {
 
 	// Two subgraphs over nodes {0, 1} and {1, 2}, d = 1; node 3 in none.
 	sgs := []*fasd.Subgraph{{Nodes: []uint32{0, 1}}, {Nodes: []uint32{1, 2}}}
-	v := &view{sgs: sgs, d: 1, xs: [][]float32{{1, 2}, {4, 8}}, as: make([][]float32, 2)}
+	v := &view{sgs: sgs, d: 1, xs: [][]float32{{1, 2}, {4, 8}}, as: []fasd.SparseAdj{{N: 2}, {N: 2}}}
 	got, covered, err = nodeMeanFeatures(context.Background(), v, 4, []float32{-1, -1, -1, -7})
 	if err != nil {
 		t.Fatal(err)
@@ -241,7 +241,8 @@ func TestNodePropFeatures(t *testing.T) {
 	// {0, 1} joined by an edge (Â = ½·ones), X = (1, 2); {1, 2} without
 	// edges (Â = I), X = (4, 8); node 3 in none.
 	sgs := []*fasd.Subgraph{{Nodes: []uint32{0, 1}}, {Nodes: []uint32{1, 2}}}
-	v := &view{sgs: sgs, d: 1, xs: [][]float32{{1, 2}, {4, 8}}, as: [][]float32{{0, 1, 1, 0}, {0, 0, 0, 0}}}
+	v := &view{sgs: sgs, d: 1, xs: [][]float32{{1, 2}, {4, 8}},
+		as: []fasd.SparseAdj{fasd.CompactAdj([]float32{0, 1, 1, 0}, 2), fasd.CompactAdj([]float32{0, 0, 0, 0}, 2)}}
 	got, err := nodePropFeatures(context.Background(), v, 4, []float32{-1, -1, -1, -7}, false)
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +263,7 @@ func TestNodePropFeatures(t *testing.T) {
 	if _, err := nodePropFeatures(context.Background(), v, 2, []float32{0, 0}, false); err == nil {
 		t.Error("a node beyond n was accepted")
 	}
-	v.as[1] = []float32{0}
+	v.as[1] = fasd.CompactAdj([]float32{0}, 1)
 	if _, err := nodePropFeatures(context.Background(), v, 4, []float32{-1, -1, -1, -7}, false); err == nil {
 		t.Error("an adjacency of the wrong size was accepted")
 	}

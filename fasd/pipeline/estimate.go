@@ -467,8 +467,10 @@ func estimateShapes(cfg, sc *Config, m, ms, mt, mts int, fCover float64) map[Sta
 // of the features of the nodes with known s, then its debiased subgraphs
 // and one more debiased copy while a retune setting runs; or w/o
 // Fairness's debiased subgraphs (plus a retune copy), which come after
-// FASD's are released. A debiased copy is its adjacency plus, unless
-// opt.Scratch takes them, its features.
+// FASD's are released. A debiased copy is its adjacency, compact with
+// weights and counted with the input's entries (the default debiasing
+// keeps the edge set), plus, unless opt.Scratch takes them, its features;
+// the cached ∇_A is dense.
 func runBytes(cfg *Config, opt *Options, sgs []*fasd.Subgraph, d int) int64 {
 	return runBytesGrown(cfg, opt, sgs, d, 1, math.MaxInt)
 }
@@ -477,14 +479,15 @@ func runBytes(cfg *Config, opt *Options, sgs []*fasd.Subgraph, d int) int64 {
 // shaped like sgs, whose linear guides fit on at most maxNodes distinct
 // nodes.
 func runBytesGrown(cfg *Config, opt *Options, sgs []*fasd.Subgraph, d int, grow float64, maxNodes int) int64 {
-	var x, a int64
+	var x, a, ad int64
 	for _, g := range sgs {
 		n := int64(g.N())
 		x += 4 * n * int64(d)
 		a += 4 * n * n
+		ad += 8*int64(adjEntries(g)) + sparseAdjSize
 	}
-	x, a = int64(float64(x)*grow), int64(float64(a)*grow)
-	deb := a
+	x, a, ad = int64(float64(x)*grow), int64(float64(a)*grow), int64(float64(ad)*grow)
+	deb := ad
 	if opt.Scratch == nil {
 		deb += x
 	}
@@ -519,16 +522,34 @@ func runBytesGrown(cfg *Config, opt *Options, sgs []*fasd.Subgraph, d int, grow 
 	return max(fasdB, noFair)
 }
 
-// inputBytes is the memory the subgraphs sgs hold as input: adjacency,
-// node ids, S, Y, split and the slice headers (their features are in
-// Input.Features).
+// inputBytes is the memory the subgraphs sgs hold as input: adjacency
+// (dense or compact), node ids, S, Y, split and the slice headers (their
+// features are in Input.Features).
 func inputBytes(sgs []*fasd.Subgraph) int64 {
 	var b int64
 	for _, g := range sgs {
 		n := int64(g.N())
-		b += 4*n*n + 4*n + 3*n + int64(len(g.Expanded))*4 + 200
+		b += 4*int64(len(g.A)) + g.Adj.Bytes() + 4*n + 3*n + int64(len(g.Expanded))*4 + 256
 	}
 	return b
+}
+
+// sparseAdjSize is the size of a fasd.SparseAdj value (N and two slice
+// headers), which a view holds per subgraph.
+const sparseAdjSize = 56
+
+// adjEntries is the number of non-zero entries of g's adjacency.
+func adjEntries(g *fasd.Subgraph) int {
+	if g.A == nil {
+		return g.Adj.Entries()
+	}
+	c := 0
+	for _, v := range g.A {
+		if v != 0 {
+			c++
+		}
+	}
+	return c
 }
 
 // peakBytes is the estimated peak: the short run's peak plus the full

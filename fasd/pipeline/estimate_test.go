@@ -106,10 +106,16 @@ func TestEstimateRun_EarlyStoppingAndMemory(t *testing.T) {
 // for λ > 0, one more copy with retune settings, w/o Fairness's copy after
 // FASD's is released, nothing for w/o Diffusion alone.
 func TestRunBytes(t *testing.T) {
-	// Nodes 0, 1, 2 and 1, 3; node 2's s is unknown: 3 distinct guide rows.
-	sgs := []*fasd.Subgraph{{Nodes: []uint32{0, 1, 2}, S: []int8{0, 1, -1}}, {Nodes: []uint32{1, 3}, S: []int8{1, 0}}}
-	const d = 5
-	x, a := int64(4*(3+2)*d), int64(4*(9+4))
+	// Nodes 0, 1, 2 and 1, 3 with edges 0–1 (dense) and 1–3 (compact);
+	// node 2's s is unknown: 3 distinct guide rows.
+	sgs := []*fasd.Subgraph{
+		{Nodes: []uint32{0, 1, 2}, S: []int8{0, 1, -1}, A: []float32{0, 1, 0, 1, 0, 0, 0, 0, 0}},
+		{Nodes: []uint32{1, 3}, S: []int8{1, 0}, Adj: fasd.CompactAdj([]float32{0, 1, 1, 0}, 2)},
+	}
+	const d = 20
+	// Features, the dense ∇_A, and the debiased adjacency (four entries
+	// with weights, two SparseAdj values).
+	x, a, ad := int64(4*(3+2)*d), int64(4*(9+4)), int64(8*4+2*sparseAdjSize)
 	guides := int64(8 * 3 * d)
 	scratch := func() (Scratch, error) { return nil, nil }
 	retune := []Retune{{Set: []string{"debias.steps=2"}}}
@@ -121,19 +127,19 @@ func TestRunBytes(t *testing.T) {
 		opt    Options
 		want   int64
 	}{
-		{"fasd λ=0", 0, 0, false, Options{}, x + a},
-		{"fasd λ=0 scratch", 0, 0, false, Options{Scratch: scratch}, a},
-		{"fasd λ_X>0", 0.1, 0, false, Options{}, 2*x + a},
-		{"fasd λ>0 scratch", 0.1, 0.1, false, Options{Scratch: scratch}, x + 2*a},
-		{"fasd λ=0 retune", 0, 0, false, Options{Retune: retune}, 2 * (x + a)},
-		{"no fairness alone", 0.1, 0.1, false, Options{Variants: []Variant{VariantNoFairness}}, x + a},
-		{"fasd+no fairness scratch", 0, 0, false, Options{Variants: []Variant{VariantFASD, VariantNoFairness}, Scratch: scratch}, a},
+		{"fasd λ=0", 0, 0, false, Options{}, x + ad},
+		{"fasd λ=0 scratch", 0, 0, false, Options{Scratch: scratch}, ad},
+		{"fasd λ_X>0", 0.1, 0, false, Options{}, 2*x + ad},
+		{"fasd λ>0 scratch", 0.1, 0.1, false, Options{Scratch: scratch}, x + a + ad},
+		{"fasd λ=0 retune", 0, 0, false, Options{Retune: retune}, 2 * (x + ad)},
+		{"no fairness alone", 0.1, 0.1, false, Options{Variants: []Variant{VariantNoFairness}}, x + ad},
+		{"fasd+no fairness scratch", 0, 0, false, Options{Variants: []Variant{VariantFASD, VariantNoFairness}, Scratch: scratch}, ad},
 		{"no diffusion alone", 0.1, 0.1, true, Options{Variants: []Variant{VariantNoDiffusion}}, 0},
-		{"fasd_gcn alone", 0, 0, false, Options{Variants: []Variant{VariantFASDGCN}}, x + a},
-		{"fasd_prop alone, scratch", 0, 0, false, Options{Variants: []Variant{VariantFASDProp}, Scratch: scratch}, a},
+		{"fasd_gcn alone", 0, 0, false, Options{Variants: []Variant{VariantFASDGCN}}, x + ad},
+		{"fasd_prop alone, scratch", 0, 0, false, Options{Variants: []Variant{VariantFASDProp}, Scratch: scratch}, ad},
 		{"prop alone", 0.1, 0.1, true, Options{Variants: []Variant{VariantProp}}, 0},
 		{"guides, λ=0, scratch", 0, 0, true, Options{Scratch: scratch}, guides},
-		{"guides, λ=0", 0, 0, true, Options{}, x + a},
+		{"guides, λ=0", 0, 0, true, Options{}, x + ad},
 		{"guides, λ>0, scratch", 0.1, 0.1, true, Options{Scratch: scratch}, x + a + guides},
 		{"guides from a retune setting, scratch", 0, 0, false, Options{Scratch: scratch, Retune: guided}, guides},
 	} {

@@ -49,7 +49,11 @@ func TestExportFBench(t *testing.T) {
 				w[u] = 1
 			}
 		}
-		out.SGs = append(out.SGs, sg{Nodes: g.Nodes, A: v.as[i], X: x, Y: g.Y, W: w})
+		a, err := v.a(i, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.SGs = append(out.SGs, sg{Nodes: g.Nodes, A: a, X: x, Y: g.Y, W: w})
 	}
 	b, _ := json.Marshal(out)
 	if err := os.WriteFile(path, b, 0o644); err != nil {

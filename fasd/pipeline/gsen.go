@@ -83,7 +83,7 @@ func sensGrads(ctx context.Context, net *nn.GCNNet[float32], v *view, d, workers
 	type scratch struct {
 		tape         *autodiff.Tape[float32]
 		mask, s, wgt []float32
-		x            []float32
+		x, a         []float32
 		gx, ga       tensor.Dense[float32]
 	}
 	scr := make([]scratch, workers)
@@ -109,7 +109,12 @@ func sensGrads(ctx context.Context, net *nn.GCNNet[float32], v *view, d, workers
 		if !v.holds(i) {
 			sc.x = xs
 		}
-		x, a := tensor.FromSlice(xs, 1, n, d), tensor.FromSlice(v.as[i], 1, n, n)
+		as, err := v.a(i, sc.a)
+		if err != nil {
+			return err
+		}
+		sc.a = as
+		x, a := tensor.FromSlice(xs, 1, n, d), tensor.FromSlice(as, 1, n, n)
 		l := net.SensitiveGrads(sc.tape, x, a, sc.mask, sc.s, sc.wgt, &sc.gx, &sc.ga)
 		if keepX {
 			c.gx[i] = append([]float32(nil), sc.gx.Data...)
@@ -144,7 +149,7 @@ type SensScore struct {
 func sensScore(ctx context.Context, net *nn.GCNNet[float32], v *view, idx []int, d, workers int) (SensScore, error) {
 	logits := make([][]float32, len(idx))
 	engines := make([]*Engine, workers)
-	bufs := make([][]float32, workers)
+	bufs, abufs := make([][]float32, workers), make([][]float32, workers)
 	for i := range engines {
 		engines[i] = &Engine{m: &Models{D: d, GSen: net}, tape: autodiff.NewTape[float32]()}
 	}
@@ -159,7 +164,12 @@ func sensScore(ctx context.Context, net *nn.GCNNet[float32], v *view, idx []int,
 		if !v.holds(i) {
 			bufs[w] = x
 		}
-		return engines[w].SensLogits(x, v.as[i], n, logits[k])
+		a, err := v.a(i, abufs[w])
+		if err != nil {
+			return err
+		}
+		abufs[w] = a
+		return engines[w].SensLogits(x, a, n, logits[k])
 	})
 	if err != nil {
 		return SensScore{}, err

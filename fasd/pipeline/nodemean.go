@@ -129,7 +129,7 @@ func nodePropFeatures(ctx context.Context, v *view, n int, base []float32, rootO
 			}
 		}
 	}
-	var buf []float32
+	var buf, abuf []float32
 	var r, p1, p2 []float64
 	for i, g := range v.sgs {
 		if i%256 == 0 {
@@ -145,10 +145,11 @@ func nodePropFeatures(ctx context.Context, v *view, n int, base []float32, rootO
 			buf = x
 		}
 		nn := g.N()
-		a := v.as[i]
-		if len(a) != nn*nn {
-			return nil, fmt.Errorf("%w: subgraph of root %d has |A|=%d, want %d²", ErrInput, g.Root(), len(a), nn)
+		a, err := v.a(i, abuf)
+		if err != nil {
+			return nil, err
 		}
+		abuf = a
 		r = resize64(r, nn)
 		for k := 0; k < nn; k++ {
 			deg := 1.0

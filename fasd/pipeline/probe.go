@@ -164,7 +164,7 @@ func (p *prober) train(ctx context.Context, rep *reporter, v *view, data string)
 func rootLogits(ctx context.Context, net *nn.GCNNet[float32], v *view, idx []int, d, workers int) ([]float64, []int8, error) {
 	logits := make([]float32, len(idx))
 	engines := make([]*Engine, workers)
-	bufs, xbufs := make([][]float32, workers), make([][]float32, workers)
+	bufs, xbufs, abufs := make([][]float32, workers), make([][]float32, workers), make([][]float32, workers)
 	for i := range engines {
 		engines[i] = &Engine{m: &Models{D: d, GSen: net}, tape: autodiff.NewTape[float32]()}
 	}
@@ -179,7 +179,12 @@ func rootLogits(ctx context.Context, net *nn.GCNNet[float32], v *view, idx []int
 		if !v.holds(i) {
 			xbufs[w] = x
 		}
-		if err := engines[w].SensLogits(x, v.as[i], n, bufs[w]); err != nil {
+		a, err := v.a(i, abufs[w])
+		if err != nil {
+			return err
+		}
+		abufs[w] = a
+		if err := engines[w].SensLogits(x, a, n, bufs[w]); err != nil {
 			return err
 		}
 		logits[k] = bufs[w][0]

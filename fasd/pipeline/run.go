@@ -119,7 +119,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 	res := &Result{Config: cfg, NumSubgraphs: len(sgs), GSenLoss: Num(math.NaN()), MeanLSen: Num(math.NaN())}
 	for _, g := range sgs {
 		res.MeanNodes += float64(g.N())
-		res.MeanEdges += float64(countEdges(g.A, g.N()))
+		res.MeanEdges += float64(g.NumEdges())
 	}
 	res.MeanNodes /= float64(len(sgs))
 	res.MeanEdges /= float64(len(sgs))
@@ -594,18 +594,6 @@ func heldOut(valRooted, all []int) []int {
 		return s[:256]
 	}
 	return s
-}
-
-func countEdges(a []float32, n int) int {
-	c := 0
-	for u := 0; u < n; u++ {
-		for v := u + 1; v < n; v++ {
-			if a[u*n+v] != 0 {
-				c++
-			}
-		}
-	}
-	return c
 }
 
 // SweepPoint is one (N_steps, λ) setting of a sensitivity sweep.

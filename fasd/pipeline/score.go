@@ -64,9 +64,10 @@ func perturbOptions(cfg *Config, fair bool) fasd.PerturbOptions {
 	return o
 }
 
-// input returns subgraph i of v with its cached gradients; buf is the
-// caller's buffer for features v does not hold in memory (grown as needed).
-func (c *gradCache) input(v *view, i, d int, buf *[]float32) (fasd.PerturbInput, error) {
+// input returns subgraph i of v with its cached gradients; buf and abuf
+// are the caller's buffers for features v does not hold in memory and for
+// the dense adjacency (grown as needed).
+func (c *gradCache) input(v *view, i, d int, buf, abuf *[]float32) (fasd.PerturbInput, error) {
 	x, err := v.x(i, *buf)
 	if err != nil {
 		return fasd.PerturbInput{}, err
@@ -74,7 +75,12 @@ func (c *gradCache) input(v *view, i, d int, buf *[]float32) (fasd.PerturbInput,
 	if !v.holds(i) {
 		*buf = x
 	}
-	in := fasd.PerturbInput{N: v.sgs[i].N(), D: d, X0: x, A0: v.as[i]}
+	a, err := v.a(i, *abuf)
+	if err != nil {
+		return fasd.PerturbInput{}, err
+	}
+	*abuf = a
+	in := fasd.PerturbInput{N: v.sgs[i].N(), D: d, X0: x, A0: a}
 	if c != nil && c.gx != nil {
 		in.GX = c.gx[i]
 	}
@@ -106,6 +112,7 @@ type scoreTrainer struct {
 
 type scoreShard struct {
 	x0     []float32 // features of a subgraph the view does not hold
+	a0     []float32 // the dense adjacency of a subgraph
 	pad    padBuf
 	tx, ta []float32
 	pert   fasd.Perturbation
@@ -139,7 +146,7 @@ func (s *scoreTrainer) shard(sh *nn.Shard[float32]) *autodiff.Var[float32] {
 	for k, i := range idx {
 		rng := fasd.NewRand(fasd.DeriveSeed(s.seed, purposeScoreDraw, uint64(s.epoch), uint64(s.bstart+sh.Lo+k)))
 		t := fasd.SampleTime(rng, s.cfg.Diffusion.EpsT)
-		in, err := s.grads.input(s.v, i, d, &sc.x0)
+		in, err := s.grads.input(s.v, i, d, &sc.x0, &sc.a0)
 		if err != nil {
 			sc.err = err
 			return nil
@@ -457,7 +464,7 @@ type drawScratch struct {
 	sm         scoreModel
 	pert       fasd.Perturbation
 	outX, outA []float32
-	x0         []float32
+	x0, a0     []float32
 }
 
 func newDrawScratch(sx *nn.ScoreX[float32], sa *nn.ScoreA[float32], workers int) []drawScratch {
@@ -471,7 +478,7 @@ func newDrawScratch(sx *nn.ScoreX[float32], sa *nn.ScoreA[float32], workers int)
 // draw perturbs subgraph i of v at time t with rng and runs the networks
 // in eval mode on the perturbed state, into sc.pert and sc.outX/outA.
 func (sc *drawScratch) draw(popt *fasd.PerturbOptions, grads *gradCache, v *view, i, d int, t float64, rng *rand.Rand) (fasd.PerturbInput, error) {
-	in, err := grads.input(v, i, d, &sc.x0)
+	in, err := grads.input(v, i, d, &sc.x0, &sc.a0)
 	if err != nil {
 		return in, err
 	}

@@ -87,7 +87,10 @@ func TestDebias_TinyStepKeepsInput(t *testing.T) {
 	tau := float32(cfg.Debias.Tau)
 	for i, sg := range sgs {
 		n := sg.N()
-		a := deb.as[i]
+		a, err := deb.a(i, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for u := 0; u < n; u++ {
 			if a[u*n+u] != 0 {
 				t.Fatalf("root %d: diagonal %v", sg.Root(), a[u*n+u])

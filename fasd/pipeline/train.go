@@ -66,8 +66,10 @@ func (p *padBuf) build(v *view, idx []int, d int) error {
 		if err := v.fillX(i, p.X.Data[k*n*d:(k*n+gn)*d]); err != nil {
 			return err
 		}
+		if err := v.scatterA(i, p.A.Data[k*n*n:(k+1)*n*n], n); err != nil {
+			return err
+		}
 		for r := 0; r < gn; r++ {
-			copy(p.A.Data[(k*n+r)*n:(k*n+r)*n+gn], v.as[i][r*gn:(r+1)*gn])
 			p.mask[k*n+r] = 1
 		}
 	}

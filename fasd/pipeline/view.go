@@ -13,7 +13,10 @@ import (
 
 // view is a set of subgraphs with one choice of features and adjacency per
 // subgraph (original or debiased); node attributes come from the subgraph.
-// The adjacency is held per subgraph. The features of subgraph i are xs[i]
+// The adjacency is held per subgraph in its compact form (fasd.SparseAdj:
+// a 20-node subgraph's 1.6 kB dense matrix in about 150 bytes), read back
+// dense with a or scattered into a padded batch with scatterA; every read
+// gives the bits of the dense matrix it was made from. The features of subgraph i are xs[i]
 // when the view holds them in memory, else the rows of the node-feature
 // matrix feat picked by the subgraph's node ids (the original view of an
 // Input with Features), else the view's spill (debiased features written
@@ -22,19 +25,45 @@ type view struct {
 	sgs  []*fasd.Subgraph
 	d    int
 	xs   [][]float32 // nil, or nil entries, where feat or sp holds them
-	as   [][]float32
+	as   []fasd.SparseAdj
 	feat []float32
 	sp   *spill
 }
 
 // originalView is the view of the input subgraphs: their own X where they
 // hold it, else the rows of feat (NumNodes×d).
+// A subgraph's adjacency is taken from its Adj when compact (shared, not
+// copied), else compacted from A.
 func originalView(sgs []*fasd.Subgraph, d int, feat []float32) *view {
-	v := &view{sgs: sgs, d: d, xs: make([][]float32, len(sgs)), as: make([][]float32, len(sgs)), feat: feat}
+	v := &view{sgs: sgs, d: d, xs: make([][]float32, len(sgs)), as: make([]fasd.SparseAdj, len(sgs)), feat: feat}
 	for i, g := range sgs {
-		v.xs[i], v.as[i] = g.X, g.A
+		v.xs[i] = g.X
+		if g.A != nil {
+			v.as[i] = fasd.CompactAdj(g.A, g.N())
+		} else {
+			v.as[i] = g.Adj
+		}
 	}
 	return v
+}
+
+// a returns the adjacency of subgraph i, N×N row-major, in buf (resized).
+func (v *view) a(i int, buf []float32) ([]float32, error) {
+	n := v.sgs[i].N()
+	if v.as[i].N != n {
+		return nil, fmt.Errorf("%w: the subgraph of root %d has %d nodes and a %d×%d adjacency", ErrInput, v.sgs[i].Root(), n, v.as[i].N, v.as[i].N)
+	}
+	buf = resizeF(buf, n*n)
+	return buf, v.as[i].Dense(buf)
+}
+
+// scatterA writes the adjacency of subgraph i into the top-left block of
+// dst, an m×m matrix of zeros (a padded batch's slot).
+func (v *view) scatterA(i int, dst []float32, m int) error {
+	if n := v.sgs[i].N(); v.as[i].N != n {
+		return fmt.Errorf("%w: the subgraph of root %d has %d nodes and a %d×%d adjacency", ErrInput, v.sgs[i].Root(), n, v.as[i].N, v.as[i].N)
+	}
+	return v.as[i].Scatter(dst, m)
 }
 
 // withSubgraphs returns a view of the same features and adjacency with the

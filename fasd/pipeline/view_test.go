@@ -73,6 +73,19 @@ func withoutX(in *Input, x []float32) *Input {
 	return &c
 }
 
+// compactA returns in with every subgraph compact (fasd.Subgraph.Compact
+// on a copy).
+func compactA(in *Input) *Input {
+	c := *in
+	c.Subgraphs = make([]*fasd.Subgraph, len(in.Subgraphs))
+	for i, g := range in.Subgraphs {
+		s := *g
+		s.Compact()
+		c.Subgraphs[i] = &s
+	}
+	return &c
+}
+
 // runRecord is a run's result and model bundle with the timings left out.
 func runRecord(t *testing.T, r *Result) string {
 	t.Helper()
@@ -94,8 +107,8 @@ func runRecord(t *testing.T, r *Result) string {
 
 // ensure that where the features live does not change a run: subgraphs
 // with their own X and the debiased features in memory, or rows gathered
-// from Input.Features and the debiased features in a scratch, give the same
-// result and models bit for bit, with the fairness term (cached gradients) and without, for every
+// from Input.Features and the debiased features in a scratch, and dense or
+// compact input adjacency, give the same result and models bit for bit, with the fairness term (cached gradients) and without, for every
 // variant, the diagnostics, the probes and a retune setting; every scratch
 // is closed by the end of the run.
 func TestRun_FeatureLayoutsSameResult(t *testing.T) {
@@ -130,6 +143,8 @@ func TestRun_FeatureLayoutsSameResult(t *testing.T) {
 			scratch func() (Scratch, error)
 		}{
 			{"features+scratch", withoutX(in, g.x), newScratch},
+			{"compact adjacency", compactA(in), nil},
+			{"features+scratch+compact adjacency", compactA(withoutX(in, g.x)), newScratch},
 		} {
 			made = 0
 			res, err := Run(context.Background(), cfg, c.in, opt(c.scratch))
