@@ -262,7 +262,23 @@ func estimateRun(ctx context.Context, cfg Config, in *Input, opt *Options, total
 					f = full / float64(gs)
 				}
 			}
-			s.Seconds, s.MaxSeconds = t.Seconds*f, t.Seconds*f
+			sec := t.Seconds * f
+			if t.Stage == StageDiagnostics {
+				// The loss ratio's part covers at most heldOutMax
+				// subgraphs (timed apart), the rest all of them.
+				var lr time.Duration
+				lrN := 0
+				for _, e := range evals {
+					if e.stage == StageDiagnostics {
+						lr, lrN = lr+e.d, lrN+e.n
+					}
+				}
+				if lrN > 0 {
+					full := heldOutFull(in, sgs, grow)
+					sec = max(0, t.Seconds-lr.Seconds())*f + lr.Seconds()*float64(full)/float64(lrN)
+				}
+			}
+			s.Seconds, s.MaxSeconds = sec, sec
 		} else {
 			end := mk.start.Add(time.Duration(t.Seconds * float64(time.Second)))
 			var evalD time.Duration
@@ -364,6 +380,21 @@ func estimateRun(ctx context.Context, cfg Config, in *Input, opt *Options, total
 	}
 	est.Took = time.Since(start)
 	return est, nil
+}
+
+// heldOutFull is the number of subgraphs the full run's loss ratio covers
+// (heldOut), for grow times as many subgraphs shaped like sgs.
+func heldOutFull(in *Input, sgs []*fasd.Subgraph, grow float64) int {
+	v := 0
+	for _, g := range sgs {
+		if in.Split[g.Root()] == fasd.SplitVal {
+			v++
+		}
+	}
+	if v == 0 {
+		v = len(sgs)
+	}
+	return min(heldOutMax, int(math.Round(float64(v)*grow)))
 }
 
 // trainRootedCount is the number of subgraphs of sgs whose root is in the

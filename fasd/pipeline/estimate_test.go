@@ -208,3 +208,30 @@ func TestExpectEpochsUniform(t *testing.T) {
 		}
 	}
 }
+
+// Ensure the count of subgraphs the full run's loss ratio covers: the
+// validation-rooted ones grown with the sample (all when none is), at
+// most heldOutMax.
+func TestHeldOutFull(t *testing.T) {
+	split := []fasd.Split{fasd.SplitTrain, fasd.SplitVal, fasd.SplitTest, fasd.SplitVal}
+	in := &Input{Split: split}
+	sg := func(root uint32) *fasd.Subgraph { return &fasd.Subgraph{Nodes: []uint32{root}} }
+	for _, c := range []struct {
+		roots []uint32
+		grow  float64
+		want  int
+	}{
+		{[]uint32{0, 1, 2, 3}, 1, 2},
+		{[]uint32{0, 1, 2, 3}, 10, 20},
+		{[]uint32{0, 1, 2, 3}, 1000, heldOutMax},
+		{[]uint32{0, 2}, 3, 6}, // no validation root: all subgraphs
+	} {
+		var sgs []*fasd.Subgraph
+		for _, r := range c.roots {
+			sgs = append(sgs, sg(r))
+		}
+		if got := heldOutFull(in, sgs, c.grow); got != c.want {
+			t.Errorf("roots %v × %g: %d, want %d", c.roots, c.grow, got, c.want)
+		}
+	}
+}

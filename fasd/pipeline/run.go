@@ -313,7 +313,13 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 			if dg.Edits, err = editStats(orig, deb); err != nil {
 				return nil, err
 			}
-			if dg.LossRatio, err = scoreLossRatio(ctx, &cfg, sx, sa, orig, grads, heldOut(valRooted, all), d, workers, sd.heldOut); err != nil {
+			// Timed apart in an estimate's short run: it covers at most
+			// 256 subgraphs, the rest of the stage all of them.
+			held := heldOut(valRooted, all)
+			if err := rep.timed(len(held), func() (err error) {
+				dg.LossRatio, err = scoreLossRatio(ctx, &cfg, sx, sa, orig, grads, held, d, workers, sd.heldOut)
+				return err
+			}); err != nil {
 				return nil, fmt.Errorf("loss ratio: %w", err)
 			}
 			if gsen != nil {
@@ -583,15 +589,19 @@ func retuneOne(ctx context.Context, m *Models, name Variant, orig *view, w *nn.W
 	return vr, nil
 }
 
+// heldOutMax is the most subgraphs the fresh-draw loss ratio covers.
+const heldOutMax = 256
+
 // heldOut picks the subgraphs for the fresh-draw loss ratio: the
-// validation-rooted ones (all subgraphs if there are none), at most 256.
+// validation-rooted ones (all subgraphs if there are none), at most
+// heldOutMax.
 func heldOut(valRooted, all []int) []int {
 	s := valRooted
 	if len(s) == 0 {
 		s = all
 	}
-	if len(s) > 256 {
-		return s[:256]
+	if len(s) > heldOutMax {
+		return s[:heldOutMax]
 	}
 	return s
 }
