@@ -150,9 +150,10 @@ func TestTrainedScorer_ContributeReusing(t *testing.T) {
 	if err := w.flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	sg := *in.Subgraphs[0]
-	// TrainInput's subgraphs are compact; a scorer gets the query
-	// engine's dense ones.
+	// TrainInput's subgraphs are compact (csg); the query engine hands
+	// a scorer dense ones (sg). Both must score alike.
+	csg := *in.Subgraphs[0]
+	sg := csg
 	if sg.A, err = sg.DenseA(nil); err != nil {
 		t.Fatal(err)
 	}
@@ -160,6 +161,7 @@ func TestTrainedScorer_ContributeReusing(t *testing.T) {
 	for l, u := range sg.Nodes {
 		copy(sg.X[l*in.D:], in.Features[int(u)*in.D:(int(u)+1)*in.D])
 	}
+	csg.X = sg.X
 	other := *in.Subgraphs[1]
 	entry := func(root uint32) []byte {
 		v, err := mem.Get(memoKey(w.prefix, root))
@@ -199,16 +201,18 @@ func TestTrainedScorer_ContributeReusing(t *testing.T) {
 			if err := scr.Contribute(context.Background(), &sg, rng(), &want); err != nil {
 				t.Fatal(err)
 			}
-			reused, err := scr.(model.ReusingScorer).ContributeReusing(context.Background(), &sg, rng(), c.stored, &got)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if reused != c.want {
-				t.Fatalf("reused %v, want %v", reused, c.want)
-			}
-			for k := range want.Probs {
-				if !slices.Equal(got.Probs[k], want.Probs[k]) {
-					t.Fatalf("variant %d: %v, Contribute gives %v", k, got.Probs[k], want.Probs[k])
+			for _, in := range []*fasd.Subgraph{&sg, &csg} {
+				reused, err := scr.(model.ReusingScorer).ContributeReusing(context.Background(), in, rng(), c.stored, &got)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if reused != c.want {
+					t.Fatalf("compact %t: reused %v, want %v", in.A == nil, reused, c.want)
+				}
+				for k := range want.Probs {
+					if !slices.Equal(got.Probs[k], want.Probs[k]) {
+						t.Fatalf("compact %t, variant %d: %v, Contribute gives %v", in.A == nil, k, got.Probs[k], want.Probs[k])
+					}
 				}
 			}
 		})

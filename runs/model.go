@@ -327,6 +327,26 @@ type trainedScorer struct {
 	fp   []byte // raw fair fingerprint of the models, nil: no memo
 	dig  memoDigest
 	memo []float32
+	// A compact subgraph (fasd.Subgraph.Compact) is scored as a copy
+	// with its adjacency written into ca.
+	sg fasd.Subgraph
+	ca []float32
+}
+
+// dense returns sg, or when it is compact a copy of it with its dense
+// adjacency (valid until the next call).
+func (s *trainedScorer) dense(sg *fasd.Subgraph) (*fasd.Subgraph, error) {
+	if sg.A != nil {
+		return sg, nil
+	}
+	a, err := sg.DenseA(s.ca)
+	if err != nil {
+		return nil, err
+	}
+	s.ca = a
+	s.sg = *sg
+	s.sg.A = a
+	return &s.sg, nil
 }
 
 // ContributeReusing implements model.ReusingScorer: when stored is the
@@ -336,6 +356,10 @@ type trainedScorer struct {
 // root's generator bit for bit, and nothing is debiased; "no_diffusion"
 // is computed as by Contribute. Otherwise it is Contribute.
 func (s *trainedScorer) ContributeReusing(ctx context.Context, sg *fasd.Subgraph, rng *rand.Rand, stored []byte, dst *model.Contribution) (bool, error) {
+	sg, err := s.dense(sg)
+	if err != nil {
+		return false, err
+	}
 	m := s.e.Models()
 	var p []float32
 	if s.fp != nil && !m.FellBack {
@@ -367,6 +391,10 @@ func (s *trainedScorer) ContributeReusing(ctx context.Context, sg *fasd.Subgraph
 // nothing: "fasd" is f_base(X, A) too.
 func (s *trainedScorer) Contribute(ctx context.Context, sg *fasd.Subgraph, rng *rand.Rand, dst *model.Contribution) error {
 	if err := ctx.Err(); err != nil {
+		return err
+	}
+	sg, err := s.dense(sg)
+	if err != nil {
 		return err
 	}
 	n, d := sg.N(), sg.D
@@ -401,6 +429,10 @@ func (s *trainedScorer) Contribute(ctx context.Context, sg *fasd.Subgraph, rng *
 // classifies.
 func (s *trainedScorer) DebiasSubgraph(ctx context.Context, sg *fasd.Subgraph, rng *rand.Rand, x, a []float32) error {
 	if err := ctx.Err(); err != nil {
+		return err
+	}
+	sg, err := s.dense(sg)
+	if err != nil {
 		return err
 	}
 	n, d := sg.N(), sg.D
