@@ -16,11 +16,12 @@ import (
 // The adjacency is held per subgraph in its compact form (fasd.SparseAdj:
 // a 20-node subgraph's 1.6 kB dense matrix in about 150 bytes), read back
 // dense with a or scattered into a padded batch with scatterA; every read
-// gives the bits of the dense matrix it was made from. The features of subgraph i are xs[i]
-// when the view holds them in memory, else the rows of the node-feature
-// matrix feat picked by the subgraph's node ids (the original view of an
-// Input with Features), else the view's spill (debiased features written
-// to Options.Scratch). Every read path gives the same bits.
+// gives the bits of the dense matrix it was made from. The features of
+// subgraph i are xs[i] when the view holds them in memory, else the rows
+// of the node-feature matrix feat picked by the subgraph's node ids (the
+// original view of an Input with Features), else the view's spill
+// (debiased features written to Options.Scratch). Every read path gives
+// the same bits.
 type view struct {
 	sgs  []*fasd.Subgraph
 	d    int
@@ -31,9 +32,8 @@ type view struct {
 }
 
 // originalView is the view of the input subgraphs: their own X where they
-// hold it, else the rows of feat (NumNodes×d).
-// A subgraph's adjacency is taken from its Adj when compact (shared, not
-// copied), else compacted from A.
+// hold it, else the rows of feat (NumNodes×d). A subgraph's adjacency is
+// its Adj when it is compact (shared, not copied), else compacted from A.
 func originalView(sgs []*fasd.Subgraph, d int, feat []float32) *view {
 	v := &view{sgs: sgs, d: d, xs: make([][]float32, len(sgs)), as: make([]fasd.SparseAdj, len(sgs)), feat: feat}
 	for i, g := range sgs {
