@@ -256,10 +256,11 @@ func estimateRun(ctx context.Context, cfg Config, in *Input, opt *Options, total
 				f = 1
 			case StageGuides:
 				// Full-batch fits over the distinct nodes the
-				// subgraphs hold, not over the subgraphs.
+				// subgraphs hold (at most guideMaxNodes), not over
+				// the subgraphs.
 				if gs := guideNodes(small.Subgraphs); gs > 0 {
-					full := min(float64(in.NumNodes), float64(guideNodes(sgs))*grow)
-					f = full / float64(gs)
+					full := min(float64(in.NumNodes), float64(guideNodes(sgs))*grow, guideMaxNodes)
+					f = full / float64(min(gs, guideMaxNodes))
 				}
 			}
 			sec := t.Seconds * f
@@ -482,8 +483,9 @@ func estimateShapes(cfg, sc *Config, m, ms, mt, mts int, fCover float64) map[Sta
 	// held-out share (g_sen's schedule), whose share of a short run's few
 	// subgraphs need not be that of the full run.
 	pe := expectEpochsUniform(cfg.Sens.Epochs, cfg.Sens.Patience)
-	probeScale := float64(m) / float64(ms)
+	probeScale := float64(min(m, probeMaxRoots)) / float64(min(ms, probeMaxRoots))
 	if mt > 0 && mts > 0 {
+		mt, mts = min(mt, probeMaxRoots), min(mts, probeMaxRoots)
 		probeScale = float64(mt-held(mt)) / float64(max(1, mts-held(mts)))
 	}
 	out[StageProbe] = stageShape{epochs: 2 * pe, maxEpochs: 2 * float64(cfg.Sens.Epochs), trainScale: probeScale}
@@ -508,7 +510,7 @@ func runBytes(cfg *Config, opt *Options, sgs []*fasd.Subgraph, d int) int64 {
 
 // runBytesGrown is runBytes for a run of grow times as many subgraphs
 // shaped like sgs, whose linear guides fit on at most maxNodes distinct
-// nodes.
+// nodes (and never on more than guideMaxNodes).
 func runBytesGrown(cfg *Config, opt *Options, sgs []*fasd.Subgraph, d int, grow float64, maxNodes int) int64 {
 	var x, a, ad int64
 	for _, g := range sgs {
@@ -543,7 +545,7 @@ func runBytesGrown(cfg *Config, opt *Options, sgs []*fasd.Subgraph, d int, grow 
 			}
 		}
 		if rounds > 0 {
-			guides = 8 * int64(d) * int64(min(float64(maxNodes), float64(guideNodes(sgs))*grow))
+			guides = 8 * int64(d) * int64(min(float64(maxNodes), float64(guideNodes(sgs))*grow, guideMaxNodes))
 		}
 		fasdB = grads + max(guides, copies*deb)
 	}

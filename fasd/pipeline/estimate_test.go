@@ -47,8 +47,16 @@ func TestEstimateShapes(t *testing.T) {
 		if f.evalN != float64(c.m) || f.epochs != fStopFactor*float64(cfg.Classifier.Patience) || f.checks != f.epochs {
 			t.Errorf("m %d: f %+v", c.m, f)
 		}
-		if p := sh[StageProbe]; math.Abs(p.trainScale-float64(c.m)/float64(c.ms)) > 1e-12 {
-			t.Errorf("m %d: probe without training-rooted counts %+v, want scale m/ms", c.m, p)
+		if p := sh[StageProbe]; math.Abs(p.trainScale-float64(min(c.m, probeMaxRoots))/float64(c.ms)) > 1e-12 {
+			t.Errorf("m %d: probe without training-rooted counts %+v, want scale min(m, %d)/ms", c.m, p, probeMaxRoots)
+		}
+		// Beyond probeMaxRoots a probe trains on a sample of that many
+		// (256 of them held out).
+		for _, st := range []Stage{StageProbe, StageFreshProbe} {
+			p := estimateShapes(&cfg, &sc, c.m, c.ms, 40*probeMaxRoots, 14, 0)[st]
+			if want := float64(probeMaxRoots-256) / 14; math.Abs(p.trainScale-want) > 1e-12 {
+				t.Errorf("m %d: %s scale %v with %d training-rooted subgraphs, want %v", c.m, st, p.trainScale, 40*probeMaxRoots, want)
+			}
 		}
 		// 1,699 training-rooted subgraphs less 169 held out, against 14
 		// in the short run (too few to hold any out).

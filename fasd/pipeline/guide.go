@@ -53,8 +53,30 @@ const (
 	guideL2    = 1e-2
 )
 
+// guideMaxNodes is the most distinct nodes the linear guides fit on. A
+// graph with more nodes of known s gives them an evenly spaced sample of
+// this size (in the order the subgraphs first show the nodes), so that the
+// fits cost the same on any larger graph: 65,536 rows estimate the
+// weights of a logistic probe on D features to well within the spread its
+// L2 term allows, and the fit costs 300 full-batch passes over its rows
+// per round. A graph with at most this many such nodes fits on all of
+// them, as before the cap.
+const guideMaxNodes = 1 << 16
+
+// evenlyKept reports whether item q of n (q < n) is in the evenly spaced
+// sample of at most k of them: every item when n ≤ k, else exactly k, the
+// first one included and any two consecutive ones ⌊n/k⌋ or ⌈n/k⌉ apart.
+func evenlyKept(q, n, k int) bool {
+	if n <= k {
+		return true
+	}
+	// Item q is kept when some j < k has ⌊j·n/k⌋ = q, i.e. when
+	// [q·k/n, (q+1)·k/n) holds an integer.
+	return ((q+1)*k+n-1)/n > (q*k+n-1)/n
+}
+
 // guideNodes counts the distinct nodes of sgs with a known sensitive
-// value: the rows trainLinearGuides fits on.
+// value: the nodes trainLinearGuides samples its rows from.
 func guideNodes(sgs []*fasd.Subgraph) int {
 	seen := map[uint32]bool{}
 	for _, g := range sgs {
@@ -68,15 +90,24 @@ func guideNodes(sgs []*fasd.Subgraph) int {
 }
 
 // trainLinearGuides fits the linear guides on the distinct nodes of v with a
-// known sensitive value (features as in v). It is deterministic (zero
-// initialisation, full batches).
+// known sensitive value (features as in v), or on an evenly spaced sample of
+// guideMaxNodes of them. It is deterministic (zero initialisation, full
+// batches).
 func trainLinearGuides(ctx context.Context, v *view, d, rounds int) ([]*nn.Param[float32], error) {
+	return trainLinearGuidesAtMost(ctx, v, d, rounds, guideMaxNodes)
+}
+
+// trainLinearGuidesAtMost is trainLinearGuides with the sample of at most
+// maxNodes distinct nodes.
+func trainLinearGuidesAtMost(ctx context.Context, v *view, d, rounds, maxNodes int) ([]*nn.Param[float32], error) {
 	// The float64 copy of the features is allocated at its final size
-	// (NumNodes×D×8 bytes at most: growing it by appending would hold up
+	// (maxNodes×D×8 bytes at most: growing it by appending would hold up
 	// to twice that).
-	xs := make([]float64, 0, guideNodes(v.sgs)*d)
+	total := guideNodes(v.sgs)
+	xs := make([]float64, 0, min(total, maxNodes)*d)
 	var ss []float64
 	seen := map[uint32]bool{}
+	q := 0 // distinct nodes seen so far
 	var buf []float32
 	for i, g := range v.sgs {
 		x, err := v.x(i, buf)
@@ -91,6 +122,10 @@ func trainLinearGuides(ctx context.Context, v *view, d, rounds int) ([]*nn.Param
 				continue
 			}
 			seen[g.Nodes[u]] = true
+			q++
+			if !evenlyKept(q-1, total, maxNodes) {
+				continue
+			}
 			for _, f := range x[u*d : (u+1)*d] {
 				xs = append(xs, float64(f))
 			}

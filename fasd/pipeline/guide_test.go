@@ -112,3 +112,79 @@ func TestLinearGuides(t *testing.T) {
 		t.Error("engine built without the guides its config needs")
 	}
 }
+
+func TestEvenlyKept(t *testing.T) {
+	for _, c := range []struct{ n, k int }{{1, 1}, {5, 5}, {5, 9}, {10, 3}, {300, 100}, {1000, 7}, {65537, 65536}, {1 << 20, 1 << 16}} {
+		kept, last, first := 0, -1, -1
+		lo, hi := c.n/c.k, (c.n+c.k-1)/c.k
+		for q := 0; q < c.n; q++ {
+			if !evenlyKept(q, c.n, c.k) {
+				continue
+			}
+			if first < 0 {
+				first = q
+			}
+			if last >= 0 && c.n > c.k {
+				if gap := q - last; gap < lo || gap > hi {
+					t.Fatalf("n %d, k %d: items %d and %d kept, %d apart (want %d..%d)", c.n, c.k, last, q, gap, lo, hi)
+				}
+			}
+			kept, last = kept+1, q
+		}
+		if want := min(c.n, c.k); kept != want || first != 0 {
+			t.Errorf("n %d, k %d: kept %d (first %d), want %d (first 0)", c.n, c.k, kept, first, want)
+		}
+	}
+}
+
+// ensure that the linear guides fit on every node up to their cap, and on an
+// evenly spaced sample beyond it that still reads the planted direction.
+func TestLinearGuides_Sample(t *testing.T) {
+	g := newToyGraph(300, 8, 6, 0.8, 0, 1.5, 11)
+	in := g.input(t, 1, 6)
+	sgs, _, _, _, err := in.validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := originalView(sgs, in.D, nil)
+	ctx := context.Background()
+	n := guideNodes(sgs)
+	if n <= 100 || n > guideMaxNodes {
+		t.Fatalf("toy graph has %d nodes with known s", n)
+	}
+	fit := func(k int) []float32 {
+		ps, err := trainLinearGuidesAtMost(ctx, v, in.D, 2, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []float32
+		for _, p := range ps {
+			out = append(out, p.Value.Data...)
+		}
+		return out
+	}
+	def, err := trainLinearGuides(ctx, v, in.D, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var defW []float32
+	for _, p := range def {
+		defW = append(defW, p.Value.Data...)
+	}
+	all, atN, sample := fit(n+1), fit(n), fit(100)
+	for i, w := range all {
+		if w != atN[i] || w != defW[i] {
+			t.Fatalf("weight %d: %v with room for every node, %v with exactly enough, %v by default", i, w, atN[i], defW[i])
+		}
+	}
+	same := true
+	for i := range all {
+		same = same && all[i] == sample[i]
+	}
+	if same {
+		t.Fatal("the fit on 100 sampled nodes equals the fit on all of them")
+	}
+	if acc := probeAcc(v, in.D, sample[:in.D], sample[in.D]); acc < 0.75 {
+		t.Errorf("guide fitted on 100 of %d nodes reads s with balanced accuracy %.3f, want ≥ 0.75", n, acc)
+	}
+}

@@ -54,7 +54,7 @@ type ProbeScore struct {
 type prober struct {
 	cfg      *Config
 	masked   []*fasd.Subgraph // training copies: test nodes' s hidden
-	trainIdx []int            // train- and validation-rooted subgraphs
+	trainIdx []int            // train- and validation-rooted subgraphs (probeSample)
 	testIdx  []int            // test-rooted subgraphs
 	d        int
 	w        *nn.Workers[float32]
@@ -75,12 +75,13 @@ func newProber(opt *Options, cfg *Config, sgs []*fasd.Subgraph, split []fasd.Spl
 		switch split[g.Root()] {
 		case fasd.SplitTest:
 			p.testIdx = append(p.testIdx, i)
-			continue
 		case fasd.SplitTrain, fasd.SplitVal:
 			p.trainIdx = append(p.trainIdx, i)
-		default:
-			continue
 		}
+	}
+	p.trainIdx = probeSample(p.trainIdx)
+	for _, i := range p.trainIdx {
+		g := sgs[i]
 		c := *g
 		c.S = append([]int8(nil), g.S...)
 		for u := range c.S {
@@ -204,6 +205,32 @@ func rootLogits(ctx context.Context, net *nn.GCNNet[float32], v *view, idx []int
 	return scores, labels, nil
 }
 
+// probeMaxRoots is the most subgraphs a probe trains on. A run with more
+// candidates (train- and validation-rooted subgraphs for a fresh probe,
+// train-rooted ones for a diagnostic probe) trains the probe on an evenly
+// spaced sample of this size, so that a probe costs the same on any larger
+// graph: 16,384 subgraphs hold some 300,000 node occurrences with their s
+// on graphs like the generated ones (20 nodes per subgraph), ample for a
+// network of g_sen's size to read whatever s the data holds. Runs with
+// fewer train on all of them, as before the cap.
+const probeMaxRoots = 1 << 14
+
+// probeSample returns the subgraphs of idx a probe trains on: idx itself
+// when it has at most probeMaxRoots, else an evenly spaced sample of that
+// many (the first one included).
+func probeSample(idx []int) []int {
+	if len(idx) <= probeMaxRoots {
+		return idx
+	}
+	out := make([]int, 0, probeMaxRoots)
+	for q, i := range idx {
+		if evenlyKept(q, len(idx), probeMaxRoots) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
 // probeEpochs is the training length of every probe: g_sen's.
 func probeEpochs(cfg *Config) int { return cfg.Sens.Epochs }
 
@@ -216,7 +243,7 @@ func probeSchedule(cfg *Config) TrainConfig {
 }
 
 // probe trains a fresh g_sen-shaped network on the train-rooted subgraphs
-// of v and scores it on every node occurrence of the validation-rooted ones
+// of v (at most probeMaxRoots of them, probeSample) and scores it on every node occurrence of the validation-rooted ones
 // (the §14 diagnostic, next to the frozen g_sen's score on the same
 // occurrences: debiasing is adversarial to g_sen specifically).
 func probe(ctx context.Context, cfg *Config, v *view, trainIdx, valIdx []int, d int, w *nn.Workers[float32], seed uint64, rep *reporter) (SensScore, error) {
@@ -227,7 +254,7 @@ func probe(ctx context.Context, cfg *Config, v *view, trainIdx, valIdx []int, d 
 	// Epoch reports go to the probe stage; progress is not reported (two
 	// probes share the stage).
 	sub := &reporter{cb: Callbacks{Epoch: rep.cb.Epoch}, stage: rep.stage}
-	net, _, err := trainSensNet(ctx, cfg, tc, v, trainIdx, d, w, fasd.DeriveSeed(seed, 1), fasd.DeriveSeed(seed, 2), sub)
+	net, _, err := trainSensNet(ctx, cfg, tc, v, probeSample(trainIdx), d, w, fasd.DeriveSeed(seed, 1), fasd.DeriveSeed(seed, 2), sub)
 	if err != nil {
 		return SensScore{}, fmt.Errorf("probe: %w", err)
 	}

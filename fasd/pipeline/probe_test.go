@@ -154,3 +154,27 @@ func TestEstimateRun_Probes(t *testing.T) {
 		}
 	}
 }
+
+func TestProbeSample(t *testing.T) {
+	for _, n := range []int{0, 1, probeMaxRoots - 1, probeMaxRoots, probeMaxRoots + 1, 3*probeMaxRoots + 7, 40 * probeMaxRoots} {
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = 3*i + 1
+		}
+		got := probeSample(idx)
+		if n <= probeMaxRoots {
+			if len(got) != n || (n > 0 && &got[0] != &idx[0]) {
+				t.Errorf("%d candidates: got %d, want all of them as they are", n, len(got))
+			}
+			continue
+		}
+		if len(got) != probeMaxRoots || got[0] != idx[0] {
+			t.Fatalf("%d candidates: got %d starting at %d, want %d starting at %d", n, len(got), got[0], probeMaxRoots, idx[0])
+		}
+		for k := 1; k < len(got); k++ {
+			if gap := (got[k] - got[k-1]) / 3; gap < n/probeMaxRoots || gap > (n+probeMaxRoots-1)/probeMaxRoots {
+				t.Fatalf("%d candidates: samples %d and %d are %d apart", n, k-1, k, gap)
+			}
+		}
+	}
+}
