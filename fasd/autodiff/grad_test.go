@@ -349,3 +349,37 @@ func TestPackSym_MatchesFull(t *testing.T) {
 		}
 	}
 }
+
+// ensure that PackSym of values ops made exactly symmetric (UnpackSym,
+// MaskPairs of it, Attention), which it packs by copying, gives the bits of
+// packing the same values as a plain input, which it averages.
+func TestPackSym_SymmetricInputs(t *testing.T) {
+	const b, c, n = 2, 3, 6
+	rng := rand.New(rand.NewPCG(5, 9))
+	fill := func(d []float32) {
+		for i := range d {
+			d[i] = float32(2*rng.Float64() - 1)
+		}
+	}
+	packed := tensor.New[float32](b, c, autodiff.SymPairs(n))
+	fill(packed.Data)
+	qkv := tensor.New[float32](b, n, 2*(2*4+3))
+	fill(qkv.Data)
+	mask := make([]float32, b*n)
+	for i := range mask {
+		mask[i] = float32(rng.IntN(2))
+	}
+	tape := autodiff.NewTape[float32]()
+	u := tape.UnpackSym(tape.Input(packed, false), n, 2)
+	mu := tape.MaskPairs(u, mask, true)
+	att := tape.Attention(tape.Input(qkv, false), 2, 2, 4, 0.5)
+	for _, sym := range []*autodiff.Var[float32]{u, mu, att} {
+		plain := tape.Input(tensor.Dense[float32]{Data: append([]float32(nil), sym.Data()...), Shape: sym.Shape()}, false)
+		got, want := tape.PackSym(sym, plain).Data(), tape.PackSym(plain, plain).Data()
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%v: packed value %d is %v, averaged %v", sym.Shape(), i, got[i], want[i])
+			}
+		}
+	}
+}

@@ -205,6 +205,12 @@ func (t *Tape[T]) Attention(qkv *Var[T], c, heads, dk int, scale T) *Var[T] {
 	s := t.buf(bn * c * heads * nn * nn)
 	od, qd := out.Value.Data, qkv.Value.Data
 	invH := 1 / T(heads)
+	// The mean over heads accumulates m += tanh(·)·(1/heads) through
+	// tensor.MulAcc (the product rounded before the sum, as the plain loop).
+	invHs := t.buf(nn * nn)
+	for i := range invHs {
+		invHs[i] = invH
+	}
 	for bi := 0; bi < bn; bi++ {
 		for ci := 0; ci < c; ci++ {
 			m := od[(bi*c+ci)*nn*nn : (bi*c+ci+1)*nn*nn]
@@ -215,9 +221,7 @@ func (t *Tape[T]) Attention(qkv *Var[T], c, heads, dk int, scale T) *Var[T] {
 				ko := qo + dk
 				t.gemm(false, true, nn, nn, dh, scale, qd[qo:], cg, qd[ko:], cg, 0, sh, nn)
 				tensor.TanhTo(sh, sh)
-				for i, v := range sh {
-					m[i] += v * invH
-				}
+				tensor.MulAcc(m, sh, invHs)
 			}
 			for i := 0; i < nn; i++ {
 				for j := i + 1; j < nn; j++ {
@@ -227,6 +231,7 @@ func (t *Tape[T]) Attention(qkv *Var[T], c, heads, dk int, scale T) *Var[T] {
 			}
 		}
 	}
+	out.sym = true
 	nd := t.push(opAttention)
 	nd.out, nd.a = out, qkv
 	nd.aux = s
@@ -448,6 +453,8 @@ func (t *Tape[T]) MaskPairs(x *Var[T], mask []T, zeroDiag bool) *Var[T] {
 	}
 	out := t.newVar(xs, x.req)
 	maskPairs(out.Value.Data, x.Value.Data, mask, mats, bn, nn, zeroDiag, false)
+	// v·(m_i·m_j) is v·(m_j·m_i): masking keeps a symmetric value so.
+	out.sym = x.sym
 	n := t.push(opMaskPairs)
 	n.out, n.a, n.cst = out, x, mask
 	n.i[0], n.i[1], n.i[2] = mats, bn, nn

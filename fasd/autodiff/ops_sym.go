@@ -17,7 +17,9 @@ func SymPairs(n int) int { return n * (n + 1) / 2 }
 // symmetric part of every matrix X: out[b, c, p(i,j)] = ½(X_ij + X_ji) for
 // i < j and X_ii on the diagonal. The result is (B, ΣC_i, N(N+1)/2). For a
 // symmetric X the packed values are X's own entries, bit for bit (no
-// rounding). The gradient is split evenly between X_ij and X_ji, which for
+// rounding); an input an op made exactly symmetric (the output of
+// Attention, UnpackSym, or MaskPairs of one) is packed by copying its
+// upper triangle. The gradient is split evenly between X_ij and X_ji, which for
 // symmetric inputs is exactly the gradient the unpacked computation would
 // produce.
 func (t *Tape[T]) PackSym(xs ...*Var[T]) *Var[T] {
@@ -47,7 +49,11 @@ func (t *Tape[T]) PackSym(xs ...*Var[T]) *Var[T] {
 			for c := 0; c < ci; c++ {
 				src := x.Value.Data[(bi*ci+c)*p2 : (bi*ci+c+1)*p2]
 				dst := out.Value.Data[(bi*total+off+c)*np : (bi*total+off+c+1)*np]
-				packSym(dst, src, nn)
+				if x.sym {
+					packUpper(dst, src, nn)
+				} else {
+					packSym(dst, src, nn)
+				}
 			}
 		}
 		off += ci
@@ -65,6 +71,16 @@ func chanCount(s tensor.Shape) int {
 		return s.Dim(1)
 	}
 	return 1
+}
+
+// packUpper is packSym for an exactly symmetric src: ½(X_ij + X_ji) is then
+// X_ij itself (barring overflow of the sum, beyond ±MaxFloat/2), so the
+// upper triangle is copied row by row.
+func packUpper[T Float](dst, src []T, nn int) {
+	p := 0
+	for i := 0; i < nn; i++ {
+		p += copy(dst[p:p+nn-i], src[i*nn+i:(i+1)*nn])
+	}
 }
 
 func packSym[T Float](dst, src []T, nn int) {
@@ -133,6 +149,7 @@ func (t *Tape[T]) UnpackSym(x *Var[T], nn int, s T) *Var[T] {
 			p += nn - i
 		}
 	}
+	out.sym = true
 	n := t.push(opUnpackSym)
 	n.out, n.a, n.f = out, x, s
 	n.i[0], n.i[1] = mats, nn

@@ -30,6 +30,11 @@ type Var[T Float] struct {
 	// once the op that produced the value has passed its gradient on.
 	pooled bool
 	slot   int32 // gradient pool slot while bound
+	// sym marks a value whose every trailing N×N matrix is exactly
+	// symmetric (X_ij and X_ji the same bits), as the op that made it
+	// guarantees (Attention, UnpackSym, MaskPairs of such a value).
+	// PackSym then copies the upper triangles instead of averaging.
+	sym bool
 }
 
 // NeedsGrad reports whether a gradient flows into v.
@@ -208,6 +213,7 @@ func (t *Tape[T]) newVar(s tensor.Shape, req bool) *Var[T] {
 	v := t.pooledVar()
 	n := s.Len()
 	v.Value = tensor.Dense[T]{Data: t.buf(n), Shape: s}
+	v.sym = false
 	v.req = req && !t.noGrad
 	v.Grad = nil
 	v.pend = v.req
@@ -224,6 +230,7 @@ func (t *Tape[T]) newVar(s tensor.Shape, req bool) *Var[T] {
 func (t *Tape[T]) newVarOver(x *Var[T]) *Var[T] {
 	v := t.pooledVar()
 	v.Value = x.Value
+	v.sym = false
 	v.req = x.req && !t.noGrad
 	v.Grad = nil
 	v.pend = v.req

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/fasd-db/fasd/fasd"
 	"github.com/fasd-db/fasd/fasd/nn"
 )
 
@@ -41,4 +42,38 @@ func BenchmarkScoreEpoch_NBAShaped(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkDebiasAll is the debias stage of the default profile (five
+// probability-flow steps of both score networks, eight linear guides) on
+// about 800 subgraphs shaped like the generated removable graph's (D = 32,
+// Alg. 3 with k = 10: about 20 nodes each), with freshly initialised score
+// networks on one worker. Its ns/op over the subgraphs is the CPU time per
+// subgraph the stage spends at any graph size.
+func BenchmarkDebiasAll(b *testing.B) {
+	g := newToyGraph(1000, 32, 20, 0.8, 0.3, 0.5, 5)
+	in := g.input(b, 1, 10)
+	sgs, _, _, _, err := in.validate()
+	if err != nil {
+		b.Fatal(err)
+	}
+	v := originalView(sgs, in.D, nil)
+	cfg, err := Preset("default")
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := newModels(&cfg, in.D, false, true, false, false, fasd.NewRand(1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if m.Guides, err = trainLinearGuides(context.Background(), v, in.D, guideRounds(&cfg)); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := debiasAll(context.Background(), m, v, 1, nil, &reporter{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(sgs))/1e6, "ms/subgraph")
 }
