@@ -210,36 +210,78 @@ func trainLinearGuidesAtMost(ctx context.Context, v *view, d, rounds, maxNodes i
 // linearGuide is fasd.Guide over the linear guides: L = Σ_r Σ_u
 // log cosh(z_ru/2) (BCE toward ½ minus its minimum) over the node-probe
 // pairs whose σ(z_ru) is more than tol from ½, z_ru = w_r·x_u + b_r. It
-// ignores A (∂L/∂A = 0).
+// ignores A (∂L/∂A = 0). It holds scratch: one per engine.
 type linearGuide struct {
-	ps  []*nn.Param[float32]
+	w   [][]float64 // w_r, widened once
+	b   []float64
 	tol float64
+	z   []float64 // the logits of one round, per node
+}
+
+// newLinearGuide returns the guide over the parameters ps (w_r, b_r per
+// round, as newGuideParams lays them out).
+func newLinearGuide(ps []*nn.Param[float32], tol float64) *linearGuide {
+	g := &linearGuide{tol: tol}
+	for r := 0; r+1 < len(ps); r += 2 {
+		w := make([]float64, len(ps[r].Value.Data))
+		for j, v := range ps[r].Value.Data {
+			w[j] = float64(v)
+		}
+		g.w = append(g.w, w)
+		g.b = append(g.b, float64(ps[r+1].Value.Data[0]))
+	}
+	return g
 }
 
 func (g *linearGuide) Grad(x, _ []float32, n, d int, gx, ga []float32) (float64, error) {
 	clear(gx)
 	clear(ga)
+	if cap(g.z) < n {
+		g.z = make([]float64, n)
+	}
+	z := g.z[:n]
 	var l float64
-	for r := 0; r+1 < len(g.ps); r += 2 {
-		w, b := g.ps[r].Value.Data, float64(g.ps[r+1].Value.Data[0])
-		for u := 0; u < n; u++ {
-			row := x[u*d : (u+1)*d]
-			z := b
-			for j, v := range row {
-				z += float64(w[j]) * float64(v)
-			}
-			e := 1/(1+math.Exp(-z)) - 0.5
+	for r, w := range g.w {
+		linearLogits(z, x, w, g.b[r], d)
+		for u, zu := range z {
+			e := 1/(1+math.Exp(-zu)) - 0.5
 			if math.Abs(e) <= g.tol {
 				continue
 			}
-			l += math.Abs(z)/2 + math.Log1p(math.Exp(-math.Abs(z))) - math.Ln2
+			l += math.Abs(zu)/2 + math.Log1p(math.Exp(-math.Abs(zu))) - math.Ln2
 			out := gx[u*d : (u+1)*d]
 			for j := range out {
-				out[j] += float32(e * float64(w[j]))
+				out[j] += float32(e * w[j])
 			}
 		}
 	}
 	return l, nil
+}
+
+// linearLogits sets z[u] = b + Σ_j w[j]·x[u·d+j], summed in float64 in the
+// order of j. Four rows run side by side (four independent sums, each in
+// that order), which hides the latency of the additions.
+func linearLogits(z []float64, x []float32, w []float64, b float64, d int) {
+	w = w[:d]
+	u := 0
+	for ; u+4 <= len(z); u += 4 {
+		x0, x1, x2, x3 := x[u*d:(u+1)*d], x[(u+1)*d:(u+2)*d], x[(u+2)*d:(u+3)*d], x[(u+3)*d:(u+4)*d]
+		z0, z1, z2, z3 := b, b, b, b
+		for j, wj := range w {
+			z0 += wj * float64(x0[j])
+			z1 += wj * float64(x1[j])
+			z2 += wj * float64(x2[j])
+			z3 += wj * float64(x3[j])
+		}
+		z[u], z[u+1], z[u+2], z[u+3] = z0, z1, z2, z3
+	}
+	for ; u < len(z); u++ {
+		zu := b
+		for j, v := range x[u*d : (u+1)*d] {
+			zu += w[j] * float64(v)
+		}
+		z[u] = zu
+	}
 }
 
 var _ fasd.Guide = (*linearGuide)(nil)

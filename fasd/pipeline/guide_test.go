@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"context"
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/fasd-db/fasd/fasd"
@@ -186,5 +188,66 @@ func TestLinearGuides_Sample(t *testing.T) {
 	}
 	if acc := probeAcc(v, in.D, sample[:in.D], sample[in.D]); acc < 0.75 {
 		t.Errorf("guide fitted on 100 of %d nodes reads s with balanced accuracy %.3f, want ≥ 0.75", n, acc)
+	}
+}
+
+// ensure that the linear guide's gradient and loss are, bit for bit, those
+// of the plain loops (one float64 dot product per node and round), for node
+// counts on either side of its four-row blocks.
+func TestLinearGuide_GradMatchesLoops(t *testing.T) {
+	const d, rounds = 7, 3
+	rng := rand.New(rand.NewPCG(3, 4))
+	ps := newGuideParams(rounds, d)
+	for _, p := range ps {
+		for j := range p.Value.Data {
+			p.Value.Data[j] = float32(rng.NormFloat64())
+		}
+	}
+	for _, n := range []int{1, 3, 4, 5, 8, 21} {
+		x := make([]float32, n*d)
+		for i := range x {
+			x[i] = float32(2 * rng.NormFloat64())
+		}
+		g := newLinearGuide(ps, 0.05)
+		gx, ga := make([]float32, n*d), make([]float32, n*n)
+		for i := range ga {
+			ga[i] = 1 // must be cleared
+		}
+		l, err := g.Grad(x, nil, n, d, gx, ga)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float32, n*d)
+		var wl float64
+		for r := 0; r < rounds; r++ {
+			w, b := ps[2*r].Value.Data, float64(ps[2*r+1].Value.Data[0])
+			for u := 0; u < n; u++ {
+				z := b
+				for j, v := range x[u*d : (u+1)*d] {
+					z += float64(w[j]) * float64(v)
+				}
+				e := 1/(1+math.Exp(-z)) - 0.5
+				if math.Abs(e) <= 0.05 {
+					continue
+				}
+				wl += math.Abs(z)/2 + math.Log1p(math.Exp(-math.Abs(z))) - math.Ln2
+				for j := 0; j < d; j++ {
+					want[u*d+j] += float32(e * float64(w[j]))
+				}
+			}
+		}
+		if l != wl {
+			t.Errorf("n %d: loss %v, want %v", n, l, wl)
+		}
+		for i := range want {
+			if gx[i] != want[i] {
+				t.Fatalf("n %d: ∇x[%d] = %v, want %v", n, i, gx[i], want[i])
+			}
+		}
+		for i, v := range ga {
+			if v != 0 {
+				t.Fatalf("n %d: ∇A[%d] = %v, want 0", n, i, v)
+			}
+		}
 	}
 }

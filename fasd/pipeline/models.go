@@ -443,7 +443,7 @@ func (m *Models) NewEngine() (*Engine, error) {
 			case m.Config.Debias.GuideNet == GuideLinear && len(m.Guides) >= 2*m.Config.Debias.GuideRounds:
 				// The guides are fitted in sequence, so the first rounds of
 				// a longer sequence are the guides of a shorter one.
-				e.deb.SetGuide(&linearGuide{ps: m.Guides[:2*m.Config.Debias.GuideRounds], tol: m.Config.Debias.GuideTol})
+				e.deb.SetGuide(newLinearGuide(m.Guides[:2*m.Config.Debias.GuideRounds], m.Config.Debias.GuideTol))
 			case m.Config.Debias.GuideNet == GuideGSen && m.GSen != nil:
 				e.deb.SetGuide(&chanceGuide{net: m.GSen, tol: m.Config.Debias.GuideTol, tape: autodiff.NewTape[float32]()})
 			default:
