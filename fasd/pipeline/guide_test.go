@@ -34,17 +34,23 @@ func probeAcc(v *view, d int, w []float32, b float32) float64 {
 	return (hit[0]/tot[0] + hit[1]/tot[1]) / 2
 }
 
-// ensure that the linear guides read a planted sensitive direction, that
-// guidance toward chance removes what a freshly fitted probe can read, and
-// that the guides survive the model bundle.
-func TestLinearGuides(t *testing.T) {
+// plantedGuideView is a 300-node toy graph whose features carry s along one
+// direction, as the original view of its subgraphs.
+func plantedGuideView(t testing.TB) (*Input, *view) {
 	g := newToyGraph(300, 8, 6, 0.8, 0, 1.5, 11)
 	in := g.input(t, 1, 6)
 	sgs, _, _, _, err := in.validate()
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := originalView(sgs, in.D, nil)
+	return in, originalView(sgs, in.D, nil)
+}
+
+// ensure that the linear guides read a planted sensitive direction, that
+// guidance toward chance removes what a freshly fitted probe can read, and
+// that the guides survive the model bundle.
+func TestLinearGuides(t *testing.T) {
+	in, v := plantedGuideView(t)
 	ctx := context.Background()
 	ps, err := trainLinearGuides(ctx, v, in.D, 2)
 	if err != nil {
@@ -142,15 +148,9 @@ func TestEvenlyKept(t *testing.T) {
 // ensure that the linear guides fit on every node up to their cap, and on an
 // evenly spaced sample beyond it that still reads the planted direction.
 func TestLinearGuides_Sample(t *testing.T) {
-	g := newToyGraph(300, 8, 6, 0.8, 0, 1.5, 11)
-	in := g.input(t, 1, 6)
-	sgs, _, _, _, err := in.validate()
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := originalView(sgs, in.D, nil)
+	in, v := plantedGuideView(t)
 	ctx := context.Background()
-	n := guideNodes(sgs)
+	n := guideNodes(v.sgs)
 	if n <= 100 || n > guideMaxNodes {
 		t.Fatalf("toy graph has %d nodes with known s", n)
 	}
