@@ -16,6 +16,27 @@ func tanh4(dst, src []float32)
 //go:noescape
 func elu4(dst, src []float32)
 
+// tanh8z and elu8z are tanh4 and elu4 on eight AVX-512 lanes
+// (elem512_amd64.s), for the first len(dst) &^ 7 elements, bit for bit the
+// same values.
+//
+//go:noescape
+func tanh8z(dst, src []float32)
+
+//go:noescape
+func elu8z(dst, src []float32)
+
+// tanh8 and elu8 are the eight-lane kernels map32 runs before the
+// four-lane ones, nil where the CPU lacks AVX-512.
+var tanh8, elu8 = pick8(tanh8z), pick8(elu8z)
+
+func pick8(k func(d, s []float32)) func(d, s []float32) {
+	if haveAsm512 {
+		return k
+	}
+	return nil
+}
+
 // eluGradAcc8 adds g·ELU'(y) to ga for the first len(ga) &^ 7 elements;
 // len(g), len(y) ≥ len(ga).
 //

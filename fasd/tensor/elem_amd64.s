@@ -384,3 +384,103 @@ maloop:
 madone:
 	VZEROUPPER
 	RET
+
+
+// The AVX-512 forms of tanh4 and elu4 (elem_amd64.s): eight float64 lanes
+// instead of four, each lane the same sequence of operations on the same
+// constants (broadcast from elemc), so every element comes out bit for bit
+// as from the four-lane kernels. AVX-512 has no VBLENDVPD and no
+// VROUNDPD on 512-bit registers: a compare into a mask register with a
+// masked move, and VRNDSCALEPD $0 (round to nearest even, as VROUNDPD $0),
+// take their place.
+
+// EXPPDZ is EXPPD (elem_amd64.s) on eight lanes.
+#define EXPPDZ(X, N, T, TY, OUT) \
+	VMULPD.BCST       elemc<>+224(SB), X, N \
+	VRNDSCALEPD       $0, N, N \
+	VFNMADD231PD.BCST elemc<>+256(SB), N, X \
+	VBROADCASTSD      elemc<>+192(SB), OUT \
+	VFMADD213PD.BCST  elemc<>+160(SB), X, OUT \
+	VFMADD213PD.BCST  elemc<>+128(SB), X, OUT \
+	VFMADD213PD.BCST  elemc<>+96(SB), X, OUT \
+	VFMADD213PD.BCST  elemc<>+64(SB), X, OUT \
+	VFMADD213PD.BCST  elemc<>+32(SB), X, OUT \
+	VFMADD213PD.BCST  elemc<>+0(SB), X, OUT \
+	VFMADD213PD.BCST  elemc<>+0(SB), X, OUT \
+	VCVTPD2DQ         N, TY \
+	VPMOVSXDQ         TY, T \
+	VPADDQ.BCST       elemc<>+480(SB), T, T \
+	VPSLLQ            $52, T, T \
+	VMULPD            T, OUT, OUT
+
+// func tanh8z(dst, src []float32)
+// Processes len(dst)/8 groups of eight: dst = tanh(src), as tanh4.
+TEXT ·tanh8z(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), SI
+	SHRQ $3, CX
+	JZ   tdone
+
+tloop:
+	VMOVUPS           (SI), Y0
+	VANDPS            elemc<>+512(SB), Y0, Y1
+	VANDPS            elemc<>+544(SB), Y0, Y2
+	VCVTPS2PD         Y2, Z2
+	VMINPD.BCST       elemc<>+288(SB), Z2, Z2
+	VADDPD            Z2, Z2, Z3
+	EXPPDZ(Z3, Z4, Z5, Y5, Z6)
+	VSUBPD.BCST       elemc<>+0(SB), Z6, Z7
+	VADDPD.BCST       elemc<>+0(SB), Z6, Z8
+	VDIVPD            Z8, Z7, Z7
+	VMULPD            Z2, Z2, Z9
+	VBROADCASTSD      elemc<>+416(SB), Z10
+	VFMADD213PD.BCST  elemc<>+384(SB), Z9, Z10
+	VFMADD213PD.BCST  elemc<>+352(SB), Z9, Z10
+	VFMADD213PD.BCST  elemc<>+0(SB), Z9, Z10
+	VMULPD            Z2, Z10, Z10
+	VCMPPD.BCST       $1, elemc<>+320(SB), Z2, K1
+	VMOVAPD           Z10, K1, Z7
+	VCVTPD2PS         Z7, Y7
+	VORPS             Y1, Y7, Y7
+	VCMPPS            $3, Y0, Y0, Y12
+	VBLENDVPS         Y12, Y0, Y7, Y7
+	VMOVUPS           Y7, (DI)
+	ADDQ              $32, SI
+	ADDQ              $32, DI
+	DECQ              CX
+	JNZ               tloop
+
+tdone:
+	VZEROUPPER
+	RET
+
+// func elu8z(dst, src []float32)
+// Processes len(dst)/8 groups of eight: dst = ELU(src), as elu4.
+TEXT ·elu8z(SB), NOSPLIT, $0-48
+	MOVQ   dst_base+0(FP), DI
+	MOVQ   dst_len+8(FP), CX
+	MOVQ   src_base+24(FP), SI
+	SHRQ   $3, CX
+	JZ     edone
+	VPXORQ Z13, Z13, Z13
+
+eloop:
+	VMOVUPS     (SI), Y0
+	VCVTPS2PD   Y0, Z2
+	VMINPD      Z13, Z2, Z2
+	VMAXPD.BCST elemc<>+448(SB), Z2, Z2
+	EXPPDZ(Z2, Z4, Z5, Y5, Z6)
+	VSUBPD.BCST elemc<>+0(SB), Z6, Z6
+	VCVTPD2PS   Z6, Y6
+	VCMPPS      $6, Y13, Y0, Y7
+	VBLENDVPS   Y7, Y0, Y6, Y6
+	VMOVUPS     Y6, (DI)
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	DECQ        CX
+	JNZ         eloop
+
+edone:
+	VZEROUPPER
+	RET

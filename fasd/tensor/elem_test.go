@@ -106,6 +106,48 @@ func eluRef(x float64) float64 {
 	return math.Expm1(x)
 }
 
+// ensure that the eight-lane AVX-512 kernels give the four-lane AVX2 ones'
+// bits for every input (edge cases included: NaN keeps its payload the same
+// way), and that TanhTo and ELUTo with them equal the four-lane-only path for
+// every length modulo eight, the scalar tail included.
+func TestElementwise512_MatchesAVX2(t *testing.T) {
+	if !haveAsm512 {
+		t.Skip("no AVX-512 here")
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	xs := elemInputs(rng)
+	xs = xs[:len(xs)&^7]
+	for _, fn := range []struct {
+		name           string
+		lanes4, lanes8 func(d, s []float32)
+		to             func(dst, src []float32)
+		scalar         func(float32) float32
+	}{
+		{"tanh", tanh4, tanh8z, TanhTo[float32], Tanh32},
+		{"elu", elu4, elu8z, ELUTo[float32], ELU32},
+	} {
+		d4, d8 := make([]float32, len(xs)), make([]float32, len(xs))
+		fn.lanes4(d4, xs)
+		fn.lanes8(d8, xs)
+		for i := range xs {
+			if math.Float32bits(d4[i]) != math.Float32bits(d8[i]) {
+				t.Fatalf("%s(%v): eight lanes %v, four lanes %v", fn.name, xs[i], d8[i], d4[i])
+			}
+		}
+		for n := 0; n <= 19; n++ {
+			src := xs[len(xs)-n-3 : len(xs)-3]
+			got, want := make([]float32, n), make([]float32, n)
+			fn.to(got, src)
+			map32(want, src, fn.lanes4, nil, fn.scalar)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s, length %d, element %d: %v, four-lane path %v", fn.name, n, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
 // BenchmarkElementwise measures the float32 slice kernels on an N²×C-sized
 // slice (readout hidden layer of one NBA subgraph).
 func BenchmarkElementwise(b *testing.B) {

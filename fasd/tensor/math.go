@@ -79,13 +79,21 @@ func ExpTo[T Float](dst, src []T) {
 }
 
 // map32 sets d[i] = scalar(s[i]), running the four-lane AVX2 kernel lanes4
-// over the largest multiple of four where the assembly is available; len(s)
-// ≥ len(d).
-func map32(d, s []float32, lanes4 func(d, s []float32), scalar func(float32) float32) {
+// over the largest multiple of four where the assembly is available, and
+// before it the eight-lane AVX-512 kernel lanes8 (when not nil) over the
+// largest multiple of eight: the two give every element the same bits, and
+// the scalar tail is the same as with lanes4 alone; len(s) ≥ len(d).
+func map32(d, s []float32, lanes4, lanes8 func(d, s []float32), scalar func(float32) float32) {
 	n := 0
 	if haveElemAsm {
-		n = len(d) &^ 3
-		lanes4(d[:n], s[:n])
+		if lanes8 != nil {
+			n = len(d) &^ 7
+			lanes8(d[:n], s[:n])
+		}
+		if m := len(d) &^ 3; m > n {
+			lanes4(d[n:m], s[n:m])
+			n = m
+		}
 	}
 	for i := n; i < len(d); i++ {
 		d[i] = scalar(s[i])
@@ -98,7 +106,7 @@ func map32(d, s []float32, lanes4 func(d, s []float32), scalar func(float32) flo
 func TanhTo[T Float](dst, src []T) {
 	src = src[:len(dst)]
 	if d, ok := any(dst).([]float32); ok {
-		map32(d, any(src).([]float32), tanh4, Tanh32)
+		map32(d, any(src).([]float32), tanh4, tanh8, Tanh32)
 		return
 	}
 	for i, v := range src {
@@ -125,7 +133,7 @@ func ELU32(x float32) float32 {
 func ELUTo[T Float](dst, src []T) {
 	src = src[:len(dst)]
 	if d, ok := any(dst).([]float32); ok {
-		map32(d, any(src).([]float32), elu4, ELU32)
+		map32(d, any(src).([]float32), elu4, elu8, ELU32)
 		return
 	}
 	for i, v := range src {

@@ -82,12 +82,13 @@ var forceGonum atomic.Bool
 // differ in rounding only.
 func ForceGonumGemm(force bool) bool { return forceGonum.Swap(force) }
 
-// GemmKernel names the float32 kernel Gemm currently uses: "avx2+fma" (the
-// packed assembly kernel of this package) or "gonum" (blas32, the pure-Go
+// GemmKernel names the float32 kernel Gemm currently uses: "avx512+fma" or
+// "avx2+fma" (the packed assembly kernels of this package, bit-identical to
+// each other; AVX-512 where the CPU has it) or "gonum" (blas32, the pure-Go
 // fallback: no AVX2/FMA, the noasm build tag, or ForceGonumGemm).
 func GemmKernel() string {
 	if useAsmKernel() {
-		return "avx2+fma"
+		return asmKernelName()
 	}
 	return "gonum"
 }

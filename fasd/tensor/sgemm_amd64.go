@@ -7,6 +7,10 @@ import "golang.org/x/sys/cpu"
 // haveAsmKernel reports whether the AVX2+FMA micro-kernel can run here.
 var haveAsmKernel = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
+// haveAsm512 reports whether the AVX-512 micro-kernel can run here (the CPU
+// has AVX-512F and the OS saves its registers).
+var haveAsm512 = haveAsmKernel && cpu.X86.HasAVX512F
+
 // kern6x16 is the AVX2+FMA micro-kernel (sgemm_amd64.s) with the kernFunc
 // contract. The caller guarantees the slice lengths the contract reads and
 // writes; the kernel does not check them.
@@ -14,5 +18,29 @@ var haveAsmKernel = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 //go:noescape
 func kern6x16(k int, a []float32, ras, cas int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32, mr, nr int)
 
-// asmKernel is the kernel Gemm uses when haveAsmKernel is true.
-var asmKernel kernFunc = kern6x16
+// kern6x16z is kern6x16 on AVX-512 registers (sgemm512_amd64.s): one
+// register per tile row, half the FMA instructions, and bit for bit the
+// same results (every element goes through the same FMAs in the same
+// order).
+//
+//go:noescape
+func kern6x16z(k int, a []float32, ras, cas int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32, mr, nr int)
+
+// asmKernel is the kernel Gemm uses when haveAsmKernel is true: the AVX-512
+// one where the CPU has it.
+var asmKernel kernFunc = pickAsmKernel()
+
+func pickAsmKernel() kernFunc {
+	if haveAsm512 {
+		return kern6x16z
+	}
+	return kern6x16
+}
+
+// asmKernelName names asmKernel for GemmKernel.
+func asmKernelName() string {
+	if haveAsm512 {
+		return "avx512+fma"
+	}
+	return "avx2+fma"
+}

@@ -9,3 +9,18 @@ const haveAsmKernel = false
 // asmKernel is never called in this build; it is the portable kernel so that
 // the packed driver still compiles and is tested.
 var asmKernel kernFunc = kernGo
+
+// haveAsm512 is false: no assembly in this build.
+const haveAsm512 = false
+
+// kern6x16 and kern6x16z stand for the assembly kernels in tests; they are
+// never called in this build.
+func kern6x16(k int, a []float32, ras, cas int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32, mr, nr int) {
+	panic("tensor: no assembly in this build")
+}
+
+func kern6x16z(k int, a []float32, ras, cas int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32, mr, nr int) {
+	panic("tensor: no assembly in this build")
+}
+
+func asmKernelName() string { return "gonum" }

@@ -263,6 +263,54 @@ func TestKernel_MatchesGo(t *testing.T) {
 	}
 }
 
+// ensure that the AVX-512 micro-kernel gives kern6x16's results bit for bit
+// (NaN guards included: both write nothing outside the mr×nr window) for
+// every A layout, tile size, k and both beta paths, including A and B
+// values that make the unused lanes of a half-width tile overflow.
+func TestKernel512_MatchesAVX2(t *testing.T) {
+	if !haveAsm512 {
+		t.Skip("no AVX-512 here")
+	}
+	rng := rand.New(rand.NewPCG(*gemmSeed, 9))
+	const ldb, ldc = kernN + 5, kernN + 3
+	for _, k := range []int{0, 1, 2, 3, 4, 5, 7, 13, 64, 257} {
+		for _, lay := range []struct{ ras, cas int }{{1, kernM}, {k + 2, 1}, {1, kernM + 3}} {
+			a := make([]float32, max(1, (kernM-1)*lay.ras+max(0, k-1)*lay.cas+1))
+			fill(rng, a, 1, len(a), len(a))
+			b := make([]float32, max(kernN, (k-1)*ldb+kernN))
+			fill(rng, b, 1, len(b), len(b))
+			if k > 2 {
+				a[0], b[ldb+kernN-1] = 3e38, 3e38 // overflows only in column 15
+			}
+			for _, beta := range []float32{0, 1, -0.5} {
+				for mr := 1; mr <= kernM; mr++ {
+					for nr := 1; nr <= kernN; nr++ {
+						all1, c1 := nanBuf(kernM, ldc)
+						for i := 0; i < mr; i++ {
+							for j := 0; j < nr; j++ {
+								if beta != 0 {
+									c1[i*ldc+j] = float32(rng.Float64())
+								}
+							}
+						}
+						all2 := append([]float32(nil), all1...)
+						c2 := all2[gemmGuard : gemmGuard+len(c1)]
+						n := (mr-1)*ldc + nr
+						kern6x16z(k, a, lay.ras, lay.cas, b, ldb, c1[:n], ldc, 0.75, beta, mr, nr)
+						kern6x16(k, a, lay.ras, lay.cas, b, ldb, c2[:n], ldc, 0.75, beta, mr, nr)
+						for i := range all1 {
+							if math.Float32bits(all1[i]) != math.Float32bits(all2[i]) {
+								t.Fatalf("k=%d ras=%d cas=%d beta=%v mr=%d nr=%d: element %d = %v, AVX2 kernel %v",
+									k, lay.ras, lay.cas, beta, mr, nr, i-gemmGuard, all1[i], all2[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // ensure that ForceGonumGemm switches the float32 kernel and reports the
 // previous setting.
 func TestForceGonumGemm_Switches(t *testing.T) {
@@ -277,6 +325,9 @@ func TestForceGonumGemm_Switches(t *testing.T) {
 	want := "gonum"
 	if haveAsmKernel {
 		want = "avx2+fma"
+		if haveAsm512 {
+			want = "avx512+fma"
+		}
 	}
 	if GemmKernel() != want {
 		t.Fatalf("kernel %q, want %q", GemmKernel(), want)
@@ -302,17 +353,23 @@ func TestGemm_NoAllocBlocked(t *testing.T) {
 }
 
 // BenchmarkGemm32 compares the float32 kernels on the network's shapes, one
-// goroutine: kernel=asm is Gemm's default, kernel=gonum is ForceGonumGemm.
+// goroutine: kernel=asm is Gemm's default (AVX-512 where the CPU has it),
+// kernel=avx2 the AVX2 micro-kernel in its place, kernel=gonum is
+// ForceGonumGemm.
 func BenchmarkGemm32(b *testing.B) {
 	for _, s := range [][5]int{
 		{21, 382, 191, 0, 0}, {1344, 382, 191, 0, 0}, {1344, 191, 382, 0, 1}, {191, 382, 1344, 1, 0},
 		{76, 441, 38, 1, 0}, {38, 441, 76, 0, 0}, {38, 76, 441, 0, 1}, {21, 96, 21, 0, 0}, {21, 21, 8, 0, 1}, {256, 256, 256, 0, 0},
 	} {
 		m, n, k, tA, tB := s[0], s[1], s[2], s[3] == 1, s[4] == 1
-		for _, kern := range []string{"asm", "gonum"} {
+		for _, kern := range []string{"asm", "avx2", "gonum"} {
 			b.Run(fmt.Sprintf("%dx%dx%d_tA%v_tB%v/kernel=%s", m, n, k, s[3], s[4], kern), func(b *testing.B) {
-				if kern == "asm" && !haveAsmKernel {
+				if kern != "gonum" && !haveAsmKernel {
 					b.Skip("no assembly kernel in this build")
+				}
+				if kern == "avx2" {
+					defer func(k kernFunc) { asmKernel = k }(asmKernel)
+					asmKernel = kern6x16
 				}
 				prev := ForceGonumGemm(kern == "gonum")
 				defer ForceGonumGemm(prev)

@@ -1,0 +1,232 @@
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+
+// ZSTEP is one k step of kern6x16z: one 16-wide load of the B panel row and
+// six FMAs with A's column broadcast from memory (rows at SI, SI+ras,
+// SI+2ras, BX, BX+ras, BX+2ras) into the 6×16 tile Z0..Z5 (row i in Z(i)).
+// Every lane computes what kern6x16's KSTEP computes for it: the same FMA on
+// the same operands, in the same order of k.
+#define ZSTEP \
+	VMOVUPS          (DI), Z12 \
+	VFMADD231PS.BCST (SI), Z12, Z0 \
+	VFMADD231PS.BCST (SI)(R13*1), Z12, Z1 \
+	VFMADD231PS.BCST (SI)(R13*2), Z12, Z2 \
+	VFMADD231PS.BCST (BX), Z12, Z3 \
+	VFMADD231PS.BCST (BX)(R13*1), Z12, Z4 \
+	VFMADD231PS.BCST (BX)(R13*2), Z12, Z5 \
+	ADDQ             R11, SI \
+	ADDQ             R11, BX \
+	ADDQ             R9, DI
+
+// ZSTEP8 is ZSTEP for tiles at most 8 columns wide: B's columns 8..15 are
+// not read (the 8-wide load clears the upper lanes of Z12, so the upper
+// lanes of the tile hold values no store uses).
+#define ZSTEP8 \
+	VMOVUPS          (DI), Y12 \
+	VFMADD231PS.BCST (SI), Z12, Z0 \
+	VFMADD231PS.BCST (SI)(R13*1), Z12, Z1 \
+	VFMADD231PS.BCST (SI)(R13*2), Z12, Z2 \
+	VFMADD231PS.BCST (BX), Z12, Z3 \
+	VFMADD231PS.BCST (BX)(R13*1), Z12, Z4 \
+	VFMADD231PS.BCST (BX)(R13*2), Z12, Z5 \
+	ADDQ             R11, SI \
+	ADDQ             R11, BX \
+	ADDQ             R9, DI
+
+// func kern6x16z(k int, a []float32, ras, cas int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32, mr, nr int)
+//
+// kern6x16 on AVX-512 registers: the same contract and, element by element,
+// the same arithmetic (an FMA chain over p from zero, then alpha·acc, then
+// one FMA with beta·C), so the results are bit-identical; a row of the tile
+// is one register, which halves the FMA instructions. Partial tiles go
+// through the same 384-byte stack scratch (row i at 64·i).
+TEXT ·kern6x16z(SB), NOSPLIT, $384-136
+	MOVQ k+0(FP), CX
+	MOVQ a_base+8(FP), SI
+	MOVQ ras+32(FP), R13
+	SHLQ $2, R13
+	MOVQ cas+40(FP), R11
+	SHLQ $2, R11
+	LEAQ (R13)(R13*2), BX
+	ADDQ SI, BX
+	MOVQ b_base+48(FP), DI
+	MOVQ ldb+72(FP), R9
+	SHLQ $2, R9
+	MOVQ c_base+80(FP), DX
+	MOVQ ldc+104(FP), R8
+	SHLQ $2, R8
+
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+	MOVQ nr+128(FP), AX
+	CMPQ AX, $8
+	JLE  half
+
+	CMPQ CX, $4
+	JLT  tail
+
+loop4:
+	ZSTEP
+	ZSTEP
+	ZSTEP
+	ZSTEP
+	SUBQ $4, CX
+	CMPQ CX, $4
+	JGE  loop4
+
+tail:
+	TESTQ CX, CX
+	JZ    store
+
+loop1:
+	ZSTEP
+	DECQ CX
+	JNZ  loop1
+	JMP  store
+
+half:
+	CMPQ CX, $4
+	JLT  htail
+
+hloop4:
+	ZSTEP8
+	ZSTEP8
+	ZSTEP8
+	ZSTEP8
+	SUBQ $4, CX
+	CMPQ CX, $4
+	JGE  hloop4
+
+htail:
+	TESTQ CX, CX
+	JZ    store
+
+hloop1:
+	ZSTEP8
+	DECQ CX
+	JNZ  hloop1
+
+store:
+	VBROADCASTSS alpha+112(FP), Z14
+	VMULPS       Z14, Z0, Z0
+	VMULPS       Z14, Z1, Z1
+	VMULPS       Z14, Z2, Z2
+	VMULPS       Z14, Z3, Z3
+	VMULPS       Z14, Z4, Z4
+	VMULPS       Z14, Z5, Z5
+	VBROADCASTSS beta+116(FP), Z15
+
+	MOVQ mr+120(FP), AX
+	MOVQ nr+128(FP), R10
+	CMPQ AX, $6
+	JNE  masked
+	CMPQ R10, $16
+	JNE  masked
+
+	// Full tile. beta == ±0: overwrite C without reading it.
+	MOVL beta+116(FP), R10
+	ANDL $0x7fffffff, R10
+	JZ   overwrite
+	VFMADD231PS (DX), Z15, Z0
+	VMOVUPS     Z0, (DX)
+	ADDQ        R8, DX
+	VFMADD231PS (DX), Z15, Z1
+	VMOVUPS     Z1, (DX)
+	ADDQ        R8, DX
+	VFMADD231PS (DX), Z15, Z2
+	VMOVUPS     Z2, (DX)
+	ADDQ        R8, DX
+	VFMADD231PS (DX), Z15, Z3
+	VMOVUPS     Z3, (DX)
+	ADDQ        R8, DX
+	VFMADD231PS (DX), Z15, Z4
+	VMOVUPS     Z4, (DX)
+	ADDQ        R8, DX
+	VFMADD231PS (DX), Z15, Z5
+	VMOVUPS     Z5, (DX)
+	VZEROUPPER
+	RET
+
+overwrite:
+	VMOVUPS Z0, (DX)
+	ADDQ    R8, DX
+	VMOVUPS Z1, (DX)
+	ADDQ    R8, DX
+	VMOVUPS Z2, (DX)
+	ADDQ    R8, DX
+	VMOVUPS Z3, (DX)
+	ADDQ    R8, DX
+	VMOVUPS Z4, (DX)
+	ADDQ    R8, DX
+	VMOVUPS Z5, (DX)
+	VZEROUPPER
+	RET
+
+masked:
+	// Partial tile: spill it, then store row by row as kern6x16 does.
+	VMOVUPS Z0, 0(SP)
+	VMOVUPS Z1, 64(SP)
+	VMOVUPS Z2, 128(SP)
+	VMOVUPS Z3, 192(SP)
+	VMOVUPS Z4, 256(SP)
+	VMOVUPS Z5, 320(SP)
+	LEAQ    0(SP), R12
+	MOVL    beta+116(FP), R11
+	ANDL    $0x7fffffff, R11
+
+mrow:
+	XORQ BX, BX
+
+mchunk:
+	LEAQ    8(BX), R13
+	CMPQ    R13, R10
+	JGT     mquad
+	VMOVUPS (R12)(BX*4), Y0
+	TESTL   R11, R11
+	JZ      mchunkst
+	VFMADD231PS (DX)(BX*4), Y15, Y0
+
+mchunkst:
+	VMOVUPS Y0, (DX)(BX*4)
+	MOVQ    R13, BX
+	JMP     mchunk
+
+mquad:
+	LEAQ    4(BX), R13
+	CMPQ    R13, R10
+	JGT     mscalar
+	VMOVUPS (R12)(BX*4), X0
+	TESTL   R11, R11
+	JZ      mquadst
+	VFMADD231PS (DX)(BX*4), X15, X0
+
+mquadst:
+	VMOVUPS X0, (DX)(BX*4)
+	MOVQ    R13, BX
+
+mscalar:
+	CMPQ   BX, R10
+	JGE    mnext
+	VMOVSS (R12)(BX*4), X0
+	TESTL  R11, R11
+	JZ     mscalarst
+	VFMADD231SS (DX)(BX*4), X15, X0
+
+mscalarst:
+	VMOVSS X0, (DX)(BX*4)
+	INCQ   BX
+	JMP    mscalar
+
+mnext:
+	ADDQ $64, R12
+	ADDQ R8, DX
+	DECQ AX
+	JNZ  mrow
+	VZEROUPPER
+	RET
