@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/fasd-db/fasd/fasd"
@@ -48,8 +49,9 @@ func BenchmarkScoreEpoch_NBAShaped(b *testing.B) {
 // probability-flow steps of both score networks, eight linear guides) on
 // about 800 subgraphs shaped like the generated removable graph's (D = 32,
 // Alg. 3 with k = 10: about 20 nodes each), with freshly initialised score
-// networks on one worker. Its ns/op over the subgraphs is the CPU time per
-// subgraph the stage spends at any graph size.
+// networks, on one worker (its ms/subgraph is the CPU time per subgraph the
+// stage spends at any graph size) and on two (the wall time per subgraph on
+// two cores: how well the workers share the stage).
 func BenchmarkDebiasAll(b *testing.B) {
 	g := newToyGraph(1000, 32, 20, 0.8, 0.3, 0.5, 5)
 	in := g.input(b, 1, 10)
@@ -69,11 +71,14 @@ func BenchmarkDebiasAll(b *testing.B) {
 	if m.Guides, err = trainLinearGuides(context.Background(), v, in.D, guideRounds(&cfg)); err != nil {
 		b.Fatal(err)
 	}
-	b.ResetTimer()
-	for b.Loop() {
-		if _, err := debiasAll(context.Background(), m, v, 1, nil, &reporter{}); err != nil {
-			b.Fatal(err)
-		}
+	for _, workers := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := debiasAll(context.Background(), m, v, workers, nil, &reporter{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(sgs))/1e6, "ms/subgraph")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(sgs))/1e6, "ms/subgraph")
 }
