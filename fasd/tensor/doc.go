@@ -23,7 +23,10 @@
 // package's blocked GEMM: a 6×16 register-tiled micro-kernel in Go assembly
 // (sgemm_amd64.s, VFMADD231PS), panels read in place where the layout allows
 // and packed otherwise, edge tiles stored through a scratch tile so that
-// nothing outside C is touched. Everywhere else, in the `noasm` build, or
+// nothing outside C is touched. Where the CPU also has AVX-512F the same
+// micro-kernel runs on 512-bit registers (sgemm512_amd64.s: one register
+// per tile row, A broadcast from memory into the FMA), which gives every
+// element the same FMAs in the same order and so the AVX2 kernel's bits. Everywhere else, in the `noasm` build, or
 // after [ForceGonumGemm](true), float32 runs on gonum's blas32 (so
 // blas32.Use swaps it) and float64 always on blas64; [GemmKernel] says which.
 // Gemm tiles gonum's calls so that gonum never starts its own goroutines:
@@ -36,7 +39,8 @@
 // activation-gradient accumulators [TanhGradAcc], [ELUGradAcc] and their
 // overwriting forms [TanhGradTo], [ELUGradTo] (for a first gradient writer)
 // run AVX2 lanes (four or eight at a time, same error bounds) where
-// available. [ReLUTo], [ReLUGradTo] and [MulAcc] (a += x·y, rounded as the
+// available; with AVX-512F, [TanhTo] and [ELUTo] run eight float64 lanes
+// instead of four, bit for bit the four-lane results. [ReLUTo], [ReLUGradTo] and [MulAcc] (a += x·y, rounded as the
 // plain loop rounds it) run eight AVX2 lanes with results equal bit for bit
 // to their scalar loops.
 //

@@ -386,7 +386,7 @@ madone:
 	RET
 
 
-// The AVX-512 forms of tanh4 and elu4 (elem_amd64.s): eight float64 lanes
+// The AVX-512 forms of tanh4 and elu4: eight float64 lanes
 // instead of four, each lane the same sequence of operations on the same
 // constants (broadcast from elemc), so every element comes out bit for bit
 // as from the four-lane kernels. AVX-512 has no VBLENDVPD and no
@@ -394,7 +394,7 @@ madone:
 // masked move, and VRNDSCALEPD $0 (round to nearest even, as VROUNDPD $0),
 // take their place.
 
-// EXPPDZ is EXPPD (elem_amd64.s) on eight lanes.
+// EXPPDZ is EXPPD on eight lanes.
 #define EXPPDZ(X, N, T, TY, OUT) \
 	VMULPD.BCST       elemc<>+224(SB), X, N \
 	VRNDSCALEPD       $0, N, N \
