@@ -23,5 +23,9 @@ func reluGradTo8(ga, g, y []float32) { panic("tensor: no assembly in this build"
 
 func mulAcc8(a, x, y []float32) { panic("tensor: no assembly in this build") }
 
+func tanh8z(dst, src []float32) { panic("tensor: no assembly in this build") }
+
+func elu8z(dst, src []float32) { panic("tensor: no assembly in this build") }
+
 // tanh8 and elu8 are nil: no assembly in this build.
 var tanh8, elu8 func(dst, src []float32)
