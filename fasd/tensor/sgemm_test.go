@@ -226,41 +226,11 @@ func TestSgemmPacked_GoKernelProperty(t *testing.T) {
 // C is not read).
 func TestKernel_MatchesGo(t *testing.T) {
 	rng := rand.New(rand.NewPCG(*gemmSeed, 4))
-	const ldb, ldc = kernN + 5, kernN + 3
-	for _, k := range []int{0, 1, 3, 4, 5, 13, 64} {
-		for _, lay := range []struct{ ras, cas int }{{1, kernM}, {k + 2, 1}, {1, kernM + 3}} {
-			a := make([]float32, max(1, (kernM-1)*lay.ras+max(0, k-1)*lay.cas+1))
-			fill(rng, a, 1, len(a), len(a))
-			b := make([]float32, max(kernN, (k-1)*ldb+kernN))
-			fill(rng, b, 1, len(b), len(b))
-			for _, beta := range []float32{0, 1, -0.5} {
-				for mr := 1; mr <= kernM; mr++ {
-					for _, nr := range []int{1, 5, 8, 9, 15, 16} {
-						all1, c1 := nanBuf(kernM, ldc)
-						for i := 0; i < mr; i++ {
-							for j := 0; j < nr; j++ {
-								if beta != 0 {
-									c1[i*ldc+j] = float32(rng.Float64())
-								}
-							}
-						}
-						all2 := append([]float32(nil), all1...)
-						c2 := all2[gemmGuard : gemmGuard+len(c1)]
-						n := (mr-1)*ldc + nr
-						asmKernel(k, a, lay.ras, lay.cas, b, ldb, c1[:n], ldc, 0.75, beta, mr, nr)
-						kernGo(k, a, lay.ras, lay.cas, b, ldb, c2[:n], ldc, 0.75, beta, mr, nr)
-						for i := range all1 {
-							x, y := float64(all1[i]), float64(all2[i])
-							if math.IsNaN(x) != math.IsNaN(y) || math.Abs(x-y) > float64(k+4)*2*gemmUnit32*float64(k+1) {
-								t.Fatalf("k=%d ras=%d cas=%d beta=%v mr=%d nr=%d: element %d = %v, Go kernel %v",
-									k, lay.ras, lay.cas, beta, mr, nr, i-gemmGuard, x, y)
-							}
-						}
-					}
-				}
-			}
-		}
-	}
+	compareKernels(t, rng, asmKernel, kernGo, []int{0, 1, 3, 4, 5, 13, 64}, []int{1, 5, 8, 9, 15, 16}, false,
+		func(k int, x, y float32) bool {
+			a, b := float64(x), float64(y)
+			return math.IsNaN(a) == math.IsNaN(b) && !(math.Abs(a-b) > float64(k+4)*2*gemmUnit32*float64(k+1))
+		})
 }
 
 // ensure that the AVX-512 micro-kernel gives kern6x16's results bit for bit
@@ -272,19 +242,34 @@ func TestKernel512_MatchesAVX2(t *testing.T) {
 		t.Skip("no AVX-512 here")
 	}
 	rng := rand.New(rand.NewPCG(*gemmSeed, 9))
+	nrs := make([]int, kernN)
+	for i := range nrs {
+		nrs[i] = i + 1
+	}
+	compareKernels(t, rng, kern6x16z, kern6x16, []int{0, 1, 2, 3, 4, 5, 7, 13, 64, 257}, nrs, true,
+		func(_ int, x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) })
+}
+
+// compareKernels runs kernels got and want on the same random A (three
+// layouts), B and C for every k of ks, beta in {0, 1, −0.5}, mr ≤ kernM and
+// nr of nrs, each into C inside NaN guards, and fails where same(k, x, y)
+// is false for an element of the guarded buffers. With overflow, A and B
+// hold one pair of values whose product overflows only in B's column 15.
+func compareKernels(t *testing.T, rng *rand.Rand, got, want kernFunc, ks, nrs []int, overflow bool, same func(k int, x, y float32) bool) {
+	t.Helper()
 	const ldb, ldc = kernN + 5, kernN + 3
-	for _, k := range []int{0, 1, 2, 3, 4, 5, 7, 13, 64, 257} {
+	for _, k := range ks {
 		for _, lay := range []struct{ ras, cas int }{{1, kernM}, {k + 2, 1}, {1, kernM + 3}} {
 			a := make([]float32, max(1, (kernM-1)*lay.ras+max(0, k-1)*lay.cas+1))
 			fill(rng, a, 1, len(a), len(a))
 			b := make([]float32, max(kernN, (k-1)*ldb+kernN))
 			fill(rng, b, 1, len(b), len(b))
-			if k > 2 {
-				a[0], b[ldb+kernN-1] = 3e38, 3e38 // overflows only in column 15
+			if overflow && k > 2 {
+				a[0], b[ldb+kernN-1] = 3e38, 3e38
 			}
 			for _, beta := range []float32{0, 1, -0.5} {
 				for mr := 1; mr <= kernM; mr++ {
-					for nr := 1; nr <= kernN; nr++ {
+					for _, nr := range nrs {
 						all1, c1 := nanBuf(kernM, ldc)
 						for i := 0; i < mr; i++ {
 							for j := 0; j < nr; j++ {
@@ -296,11 +281,11 @@ func TestKernel512_MatchesAVX2(t *testing.T) {
 						all2 := append([]float32(nil), all1...)
 						c2 := all2[gemmGuard : gemmGuard+len(c1)]
 						n := (mr-1)*ldc + nr
-						kern6x16z(k, a, lay.ras, lay.cas, b, ldb, c1[:n], ldc, 0.75, beta, mr, nr)
-						kern6x16(k, a, lay.ras, lay.cas, b, ldb, c2[:n], ldc, 0.75, beta, mr, nr)
+						got(k, a, lay.ras, lay.cas, b, ldb, c1[:n], ldc, 0.75, beta, mr, nr)
+						want(k, a, lay.ras, lay.cas, b, ldb, c2[:n], ldc, 0.75, beta, mr, nr)
 						for i := range all1 {
-							if math.Float32bits(all1[i]) != math.Float32bits(all2[i]) {
-								t.Fatalf("k=%d ras=%d cas=%d beta=%v mr=%d nr=%d: element %d = %v, AVX2 kernel %v",
+							if !same(k, all1[i], all2[i]) {
+								t.Fatalf("k=%d ras=%d cas=%d beta=%v mr=%d nr=%d: element %d = %v, want %v",
 									k, lay.ras, lay.cas, beta, mr, nr, i-gemmGuard, all1[i], all2[i])
 							}
 						}
