@@ -1,6 +1,7 @@
 //go:build amd64 && !noasm
 
 #include "textflag.h"
+#include "sgemm_amd64.h"
 
 // KSTEP is one k step: two 8-wide loads of the B panel row, six broadcasts of
 // A's column (rows at SI, SI+ras, SI+2ras, BX, BX+ras, BX+2ras), twelve FMAs
@@ -238,53 +239,4 @@ masked:
 	MOVL    beta+116(FP), R11
 	ANDL    $0x7fffffff, R11
 
-mrow:
-	XORQ BX, BX
-
-mchunk:
-	LEAQ    8(BX), R13
-	CMPQ    R13, R10
-	JGT     mquad
-	VMOVUPS (R12)(BX*4), Y0
-	TESTL   R11, R11
-	JZ      mchunkst
-	VFMADD231PS (DX)(BX*4), Y15, Y0
-
-mchunkst:
-	VMOVUPS Y0, (DX)(BX*4)
-	MOVQ    R13, BX
-	JMP     mchunk
-
-mquad:
-	LEAQ    4(BX), R13
-	CMPQ    R13, R10
-	JGT     mscalar
-	VMOVUPS (R12)(BX*4), X0
-	TESTL   R11, R11
-	JZ      mquadst
-	VFMADD231PS (DX)(BX*4), X15, X0
-
-mquadst:
-	VMOVUPS X0, (DX)(BX*4)
-	MOVQ    R13, BX
-
-mscalar:
-	CMPQ   BX, R10
-	JGE    mnext
-	VMOVSS (R12)(BX*4), X0
-	TESTL  R11, R11
-	JZ     mscalarst
-	VFMADD231SS (DX)(BX*4), X15, X0
-
-mscalarst:
-	VMOVSS X0, (DX)(BX*4)
-	INCQ   BX
-	JMP    mscalar
-
-mnext:
-	ADDQ $64, R12
-	ADDQ R8, DX
-	DECQ AX
-	JNZ  mrow
-	VZEROUPPER
-	RET
+	STOREROWS
