@@ -104,7 +104,31 @@ func TestWorkerKilledMidPart(t *testing.T) {
 	clean := copyStore(t, trained)
 	r.must(t, "materialize", "--db", clean, "--workers", "1")
 
-	// The victim worker, then the coordinator, as child processes.
+	// On a loaded machine the coordinator can compute every part before
+	// the victim has loaded its models and claimed one; that run shows
+	// nothing about a killed worker, so it is checked (the views must
+	// still be right) and tried again on a fresh copy of the store.
+	const attempts = 4
+	for i := 1; ; i++ {
+		if i > 1 {
+			dsn = pgtest.CopyOf(t, trained)
+		}
+		if killMidPart(t, r, dsn, clean) {
+			return
+		}
+		if i == attempts {
+			t.Fatalf("in %d attempts the coordinator finished every part before the victim held one", attempts)
+		}
+		t.Logf("attempt %d: the coordinator finished before the victim held a part; trying again", i)
+	}
+}
+
+// killMidPart runs one attempt of TestWorkerKilledMidPart on the store at
+// dsn: a victim worker and a coordinator; the victim is killed by its PID
+// as soon as it holds a part it has not staged. It reports false when the
+// coordinator ended before that (its views checked all the same).
+func killMidPart(t *testing.T, r fasdRunner, dsn, clean string) bool {
+	t.Helper()
 	const lease = "2s"
 	victim := exec.Command(r.path, "worker", "--db", dsn, "--workers", "1", "--name", "victim", "--lease", lease, "--poll", "10ms")
 	victim.Env = append(os.Environ(), r.env...)
@@ -113,14 +137,15 @@ func TestWorkerKilledMidPart(t *testing.T) {
 	if err := victim.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer victim.Process.Kill()
+	defer func() {
+		_ = victim.Process.Kill()
+		_ = victim.Wait()
+	}()
 	coord := make(chan result, 1)
 	go func() {
 		coord <- r.start(t, nil, 0, "materialize", "--db", dsn, "--workers", "1", "--distributed", "--lease", lease, "--poll", "10ms")
 	}()
 
-	// Kill the victim by its PID as soon as it holds a part it has not
-	// staged.
 	obs, err := storage.Open(dsn, &storage.Options{Shared: true})
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +164,11 @@ func TestWorkerKilledMidPart(t *testing.T) {
 		}
 		select {
 		case res := <-coord:
-			t.Fatalf("the coordinator ended (exit %d) before the victim held a part\n%s%s\nvictim:\n%s", res.code, res.out, res.errOut, vOut.String())
+			if res.code != 0 {
+				t.Fatalf("coordinator: exit %d before the victim held a part\n%s%s\nvictim:\n%s", res.code, res.out, res.errOut, vOut.String())
+			}
+			sameViews(t, obs, clean, "of a coordinator that computed every part")
+			return false
 		default:
 		}
 		if time.Now().After(deadline) {
@@ -170,6 +199,7 @@ func TestWorkerKilledMidPart(t *testing.T) {
 		t.Fatalf("coordinator: exit %d\n%s%s", res.code, res.out, res.errOut)
 	}
 	sameViews(t, obs, clean, "after a killed worker")
+	return true
 }
 
 // sameViews fails t unless the views of s equal those of the local store
