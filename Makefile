@@ -17,7 +17,7 @@ build: ## build the fasd command into bin/
 
 test: fmt-check vet tidy-check staticcheck ## gofmt, vet, go.mod tidiness and staticcheck, every test, the pure-Go (noasm) numeric core, the engine's and the HTTP API's concurrency tests under -race, the short crash- and fault-injection suites (crashtest tag)
 	$(GO) test -count=1 $(PKGS)
-	$(GO) test -tags noasm -count=1 ./fasd/tensor/... ./fasd/autodiff/... ./fasd/nn/...
+	$(GO) test -tags noasm -count=1 ./fasd/tensor/... ./fasd/pcg/... ./fasd/autodiff/... ./fasd/nn/...
 	$(GO) test -race -short -count=1 -run 'Incremental|Property' ./query/
 	$(GO) test -race -short -count=1 ./httpapi/
 	$(GO) test -tags crashtest -count=1 -run 'TestCrashInjection$$|TestFaultInjection$$|TestFullDisk$$|TestFillDisk$$|TestPebbleAbort$$|TestWorkerKilledMidPart$$|TestWorkerFollowsNewModels$$' ./cmd/fasd/

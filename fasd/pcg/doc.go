@@ -16,4 +16,10 @@
 //		dst[i] = r
 //	}
 //	pcg.Store(src, hi, lo)
+//
+// [Fill] writes a block of draws at once: on a CPU with AVX-512 (F and
+// DQ) it steps sixteen states side by side, each sixteen steps apart,
+// about five times as fast as a loop of Next (BenchmarkDraw), the same
+// outputs bit for bit; elsewhere, and in a build with the noasm tag, it is
+// that loop.
 package pcg

@@ -62,6 +62,14 @@ const (
 // over n draws can so be cut into pieces that start at known offsets and
 // run in parallel, each drawing exactly what the sequential loop would.
 func Advance(hi, lo, k uint64) (nhi, nlo uint64) {
+	mh, ml, ch, cl := affine(k)
+	nhi, nlo = mul128(hi, lo, mh, ml)
+	return add128(nhi, nlo, ch, cl)
+}
+
+// affine returns the map of k steps, s ↦ s·M + C (mod 2^128), as M's and
+// C's (high, low) words.
+func affine(k uint64) (mhi, mlo, chi, clo uint64) {
 	// (accM, accC) is the map of the steps taken so far, (m, c) that of
 	// 2^i steps.
 	accMh, accMl, accCh, accCl := uint64(0), uint64(1), uint64(0), uint64(0)
@@ -77,8 +85,7 @@ func Advance(hi, lo, k uint64) (nhi, nlo uint64) {
 		ch, cl = mul128(p1h, p1l, ch, cl)
 		mh, ml = mul128(mh, ml, mh, ml)
 	}
-	nhi, nlo = mul128(hi, lo, accMh, accMl)
-	return add128(nhi, nlo, accCh, accCl)
+	return accMh, accMl, accCh, accCl
 }
 
 // mul128 is (ah, al)·(bh, bl) mod 2^128.

@@ -42,7 +42,8 @@ func TestLoadStoreNoAlloc(t *testing.T) {
 	}
 }
 
-// BenchmarkDraw compares a loop of Next with src.Uint64 through rand.Rand.
+// BenchmarkDraw compares a loop of Next, Fill in blocks of 1,024 and
+// src.Uint64 through rand.Rand.
 func BenchmarkDraw(b *testing.B) {
 	const n = 1 << 16
 	b.Run("next", func(b *testing.B) {
@@ -54,6 +55,21 @@ func BenchmarkDraw(b *testing.B) {
 			for range n {
 				hi, lo, r = Next(hi, lo)
 				sink += r
+			}
+			Store(src, hi, lo)
+		}
+		_ = sink
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/draw")
+	})
+	b.Run("fill", func(b *testing.B) {
+		src := rand.NewPCG(1, 2)
+		dst := make([]uint64, 1024)
+		var sink uint64
+		for b.Loop() {
+			hi, lo := Load(src)
+			for range n / len(dst) {
+				hi, lo = Fill(hi, lo, dst)
+				sink += dst[0]
 			}
 			Store(src, hi, lo)
 		}
@@ -109,4 +125,37 @@ func TestAdvance(t *testing.T) {
 	if h1 != h2 || l1 != l2 {
 		t.Errorf("2^63 + 2^63 steps (%#x, %#x) differ from 2^63 + 2·2^62 (%#x, %#x)", h1, l1, h2, l2)
 	}
+}
+
+// TestFill checks Fill against a loop of Next: every output and the state
+// after, for every length 0..300 and some long ones, from edge-case states.
+func TestFill(t *testing.T) {
+	for _, s := range [][2]uint64{{0, 0}, {1, 2}, {math.MaxUint64, math.MaxUint64}, {1 << 63, 1}, {0x0123456789abcdef, 0xfedcba9876543210}} {
+		for _, n := range append(seq(301), 1000, 4097, 65543) {
+			dst := make([]uint64, n)
+			hi, lo := Fill(s[0], s[1], dst)
+			wh, wl := s[0], s[1]
+			for i := range n {
+				var r uint64
+				wh, wl, r = Next(wh, wl)
+				if dst[i] != r {
+					t.Fatalf("state %v, n %d: draw %d = %#x, want %#x", s, n, i, dst[i], r)
+				}
+			}
+			if hi != wh || lo != wl {
+				t.Fatalf("state %v, n %d: left (%#x, %#x), want (%#x, %#x)", s, n, hi, lo, wh, wl)
+			}
+		}
+	}
+	if !haveFill16 {
+		t.Log("no AVX-512 here: Fill is the loop of Next")
+	}
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
 }
