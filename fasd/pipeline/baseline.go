@@ -51,6 +51,7 @@ type sparseGCN struct {
 	// part holds each block's weight gradients
 	blk          [][]float32
 	ws           []tensor.GemmWorkspace // one per worker
+	draws        [][]uint64             // dropMask's draws, one buffer per worker
 	dz, dq, part []float32
 }
 
@@ -358,6 +359,10 @@ func (g *sparseGCN) pass(p float64, src *rand.PCG, train, eval bool) {
 // draws and the same decisions without the conversion. The row blocks run
 // in parallel, each from the state its first row's draws start at
 // (pcg.Advance), so the mask is the sequential stream's bit for bit.
+// dropDrawBlock is about how many draws dropMask makes per pcg.Fill call
+// (whole rows; at least one).
+const dropDrawBlock = 1024
+
 func (g *sparseGCN) dropMask(p float64, src *rand.PCG) {
 	if p <= 0 {
 		g.scale = 1
@@ -374,37 +379,28 @@ func (g *sparseGCN) dropMask(p float64, src *rand.PCG) {
 	s0h, s0l := pcg.Load(src)
 	// kept ⟺ x ≥ thr ⟺ thr−1−x wraps (thr ≥ 1, x < 2^53)
 	t1 := thr - 1
-	g.rows(func(_, first, end int) {
-		// Two lanes: the block's first half of rows from the state at
-		// its first row, the second half from the state at its middle
-		// row, one draw of each in turn (two independent chains of LCG
-		// steps instead of one). An odd row left over is the second
-		// lane's, which ends where the block does.
-		mid := first + (end-first)/2
-		ah, al := pcg.Advance(s0h, s0l, uint64(first)*uint64(h))
-		bh, bl := pcg.Advance(s0h, s0l, uint64(mid)*uint64(h))
-		var ra, rb uint64
-		for i := 0; i < mid-first; i++ {
-			u, v := first+i, mid+i
-			for k := 0; k < wpr; k++ {
-				var wa, wb uint64
-				for b := 0; b < 64 && k*64+b < h; b++ {
-					ah, al, ra = pcg.Next(ah, al)
-					bh, bl, rb = pcg.Next(bh, bl)
-					wa |= (t1 - ra&(1<<53-1)) >> 63 << b
-					wb |= (t1 - rb&(1<<53-1)) >> 63 << b
+	for len(g.draws) < max(1, g.workers) {
+		g.draws = append(g.draws, make([]uint64, max(1, dropDrawBlock/h)*h))
+	}
+	g.rows(func(w, first, end int) {
+		// The block's draws in runs of whole rows (pcg.Fill: sixteen
+		// at once on AVX-512), from the state at its first row.
+		rowsPer := max(1, dropDrawBlock/h)
+		draws := g.draws[w]
+		sh, sl := pcg.Advance(s0h, s0l, uint64(first)*uint64(h))
+		for u := first; u < end; u += rowsPer {
+			c := min(rowsPer, end-u)
+			r := draws[:c*h]
+			sh, sl = pcg.Fill(sh, sl, r)
+			for i := range c {
+				row, keep := r[i*h:(i+1)*h], g.keep[(u+i)*wpr:(u+i+1)*wpr]
+				for k := range keep {
+					var w uint64
+					for b, d := range row[k*64 : min(h, k*64+64)] {
+						w |= (t1 - d&(1<<53-1)) >> 63 << b
+					}
+					keep[k] = w
 				}
-				g.keep[u*wpr+k], g.keep[v*wpr+k] = wa, wb
-			}
-		}
-		if v := end - 1; v >= 2*mid-first {
-			for k := 0; k < wpr; k++ {
-				var wb uint64
-				for b := 0; b < 64 && k*64+b < h; b++ {
-					bh, bl, rb = pcg.Next(bh, bl)
-					wb |= (t1 - rb&(1<<53-1)) >> 63 << b
-				}
-				g.keep[v*wpr+k] = wb
 			}
 		}
 	})

@@ -225,8 +225,8 @@ func fdEntry(p *autodiff.Param[float32], i int, eps float64, loss func() float64
 // and several workers and a width that spans two mask words, and that src
 // is left n·h draws on.
 func TestDropMaskSequential(t *testing.T) {
-	// n: one row; blocks of an even and of an odd number of rows (the
-	// second of a block's two lanes takes the odd row)
+	// n: one row; blocks of an even and of an odd number of rows, each
+	// drawn in several runs of whole rows
 	for _, n := range []int{1, 3, 1300, 1301} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) { testDropMaskSequential(t, n) })
 	}
