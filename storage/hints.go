@@ -36,18 +36,27 @@ func HintsOf(s Store) Hints {
 // DeletePrefix deletes every key that starts with prefix, in batches of
 // at most HintsOf(s).BatchOps keys each, and returns how many it deleted.
 // It is not atomic: interrupted, it leaves a subset of the keys.
+//
+// Each batch's iterator starts just after the last key the batch before
+// deleted, not at the prefix: an LSM engine keeps the deleted keys as
+// tombstones until a compaction, and an iterator from the prefix would
+// step over all of them again, which made deleting n keys cost
+// n²/(2·batch) steps (BenchmarkDeletePrefix).
 func DeletePrefix(s Store, prefix []byte) (int, error) {
 	limit := min(HintsOf(s).BatchOps, 4096)
 	total := 0
+	from, end := prefix, PrefixEnd(prefix)
 	for {
-		it, err := s.NewIter(prefix, PrefixEnd(prefix))
+		it, err := s.NewIter(from, end)
 		if err != nil {
 			return total, fmt.Errorf("storage: delete prefix %x: %w", prefix, err)
 		}
 		b := s.NewBatch()
 		n := 0
+		var last []byte
 		for ok := it.First(); ok && n < limit; ok = it.Next() {
-			if err = b.Delete(append([]byte(nil), it.Key()...)); err != nil {
+			last = append(last[:0], it.Key()...)
+			if err = b.Delete(append([]byte(nil), last...)); err != nil {
 				break
 			}
 			n++
@@ -69,5 +78,7 @@ func DeletePrefix(s Store, prefix []byte) (int, error) {
 		if n < limit {
 			return total, nil
 		}
+		// The least key after last: last followed by a zero byte.
+		from = append(last, 0)
 	}
 }
