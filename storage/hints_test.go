@@ -79,7 +79,7 @@ func TestDeletePrefixAndHints(t *testing.T) {
 // Pebble store (a view family's size: node views, subgraph records), the
 // deletion batches of DeletePrefix one after the other.
 func BenchmarkDeletePrefix(b *testing.B) {
-	for _, n := range []int{50_000, 200_000} {
+	for _, n := range []int{50_000, 200_000, 1_000_000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
