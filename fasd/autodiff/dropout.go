@@ -16,8 +16,9 @@ import (
 // == nil (eval mode) or p == 0 it returns x unchanged.
 //
 // The draws are those of src, bit for bit, made in blocks by pcg.Fill
-// (sixteen at once on AVX-512), and the keep-or-drop choice has no branch: a mask of random bits
-// is the worst case for a branch predictor (TestDropoutStream).
+// (sixteen at once on AVX-512), and the keep-or-drop choice has no branch:
+// a mask of random bits is the worst case for a branch predictor
+// (TestDropoutStream).
 func (t *Tape[T]) Dropout(x *Var[T], p float64, src *rand.PCG) *Var[T] {
 	if src == nil || p <= 0 {
 		return x

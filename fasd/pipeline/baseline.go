@@ -352,17 +352,18 @@ func (g *sparseGCN) pass(p float64, src *rand.PCG, train, eval bool) {
 	g.prop2(g.h1w2, g.b2.Value.Data, g.z)
 }
 
+// dropDrawBlock is about how many draws dropMask makes per pcg.Fill call
+// (whole rows; at least one).
+const dropDrawBlock = 1024
+
 // dropMask draws the dropout mask (dropped with probability p, kept
 // entries scaled by 1/(1−p)), one draw of src per entry of H1 in row-major
 // order, and leaves src n·h draws on. rand.New(src).Float64() < p is
 // decided on the 53-bit integer Float64 would divide by 2^53, the same
 // draws and the same decisions without the conversion. The row blocks run
 // in parallel, each from the state its first row's draws start at
-// (pcg.Advance), so the mask is the sequential stream's bit for bit.
-// dropDrawBlock is about how many draws dropMask makes per pcg.Fill call
-// (whole rows; at least one).
-const dropDrawBlock = 1024
-
+// (pcg.Advance), so the mask is the sequential stream's bit for bit; a
+// block's draws come from pcg.Fill in runs of whole rows.
 func (g *sparseGCN) dropMask(p float64, src *rand.PCG) {
 	if p <= 0 {
 		g.scale = 1
