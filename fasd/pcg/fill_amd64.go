@@ -17,3 +17,9 @@ var haveFill16 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ
 //
 //go:noescape
 func fill16(st *[32]uint64, m *[5]uint64, dst []uint64)
+
+// keep64 is KeepMask on AVX-512 (fill_amd64.s): len(dst) ≥ 1 words from
+// 64·len(dst) draws, eight compared at a time.
+//
+//go:noescape
+func keep64(dst, draws []uint64, t uint64)

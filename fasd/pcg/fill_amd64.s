@@ -98,3 +98,39 @@ done:
 	VMOVDQU64 Z23, 192(AX)
 	VZEROUPPER
 	RET
+
+// KEEP8 compares the eight draws at SI + OFF (low 53 bits: Z31 the mask)
+// with t (Z30) and ors the eight bits "greater" into AX at bit SHIFT.
+#define KEEP8(OFF, SHIFT) \
+	VPANDQ  OFF(SI), Z31, Z0 \
+	VPCMPUQ $6, Z30, Z0, K1 \
+	KMOVW   K1, R8 \
+	SHLQ    $SHIFT, R8 \
+	ORQ     R8, AX
+
+// func keep64(dst, draws []uint64, t uint64)
+TEXT ·keep64(SB), NOSPLIT, $0-56
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         draws_base+24(FP), SI
+	VPBROADCASTQ t+48(FP), Z30
+	MOVQ         $0x1fffffffffffff, R8
+	VPBROADCASTQ R8, Z31
+
+kloop:
+	XORQ AX, AX
+	KEEP8(0, 0)
+	KEEP8(64, 8)
+	KEEP8(128, 16)
+	KEEP8(192, 24)
+	KEEP8(256, 32)
+	KEEP8(320, 40)
+	KEEP8(384, 48)
+	KEEP8(448, 56)
+	MOVQ AX, (DI)
+	ADDQ $512, SI
+	ADDQ $8, DI
+	DECQ CX
+	JNZ  kloop
+	VZEROUPPER
+	RET

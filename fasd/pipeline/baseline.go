@@ -49,10 +49,18 @@ type sparseGCN struct {
 	w2c       []float32 // W2's two columns, one after the other
 	// scratch: one gcnBlock×h block per worker (P1, then dP1 in backward);
 	// part holds each block's weight gradients
-	blk          [][]float32
-	ws           []tensor.GemmWorkspace // one per worker
-	draws        [][]uint64             // dropMask's draws, one buffer per worker
-	dz, dq, part []float32
+	blk [][]float32
+	ws  []tensor.GemmWorkspace // one per worker
+	// the training rows (setTrain): a training forward computes Z on
+	// them alone (the loss reads nothing else), and backward forms
+	// dQ = Â·dZ from the non-zeros of Â in their columns (tPtr, tCol,
+	// tVal, in CSR order), the only ones dZ does not zero
+	train, trainRows []uint32
+	tPtr             []int32
+	tCol             []uint32
+	tVal             []float32
+	draws            [][]uint64 // dropMask's draws, one buffer per worker
+	dz, dq, part     []float32
 }
 
 // gcnBlock is the number of rows of one parallel block.
@@ -127,8 +135,11 @@ func (g *sparseGCN) params() []*autodiff.Param[float32] {
 // rows runs fn over the rows [0, n) in blocks of gcnBlock rows on
 // g.workers goroutines (blocks taken in turn, w, w+workers, …); w is the
 // worker, for its scratch block g.blk[w].
-func (g *sparseGCN) rows(fn func(w, lo, hi int)) {
-	blocks := (g.n + gcnBlock - 1) / gcnBlock
+func (g *sparseGCN) rows(fn func(w, lo, hi int)) { g.rowsN(g.n, fn) }
+
+// rowsN is rows over [0, n).
+func (g *sparseGCN) rowsN(n int, fn func(w, lo, hi int)) {
+	blocks := (n + gcnBlock - 1) / gcnBlock
 	workers := max(1, min(g.workers, blocks))
 	for len(g.blk) < workers {
 		g.blk = append(g.blk, make([]float32, gcnBlock*g.h))
@@ -138,7 +149,7 @@ func (g *sparseGCN) rows(fn func(w, lo, hi int)) {
 	}
 	run := func(w int) {
 		for b := w; b < blocks; b += workers {
-			fn(w, b*gcnBlock, min(g.n, (b+1)*gcnBlock))
+			fn(w, b*gcnBlock, min(n, (b+1)*gcnBlock))
 		}
 	}
 	if workers == 1 {
@@ -187,6 +198,11 @@ func (g *sparseGCN) prop(src []float32, c int, bias []float32, dst []float32) {
 // independent chains of additions instead of two, each row still in its
 // own order.
 func (g *sparseGCN) prop2(src, bias, dst []float32) {
+	g.prop2csr(g.rowPtr, g.col, g.val, src, bias, dst)
+}
+
+// prop2csr is prop2 for the matrix (rowPtr, col, val) in CSR form.
+func (g *sparseGCN) prop2csr(rowPtr []int32, col []uint32, val []float32, src, bias, dst []float32) {
 	var b0, b1 float32
 	if bias != nil {
 		b0, b1 = bias[0], bias[1]
@@ -194,10 +210,10 @@ func (g *sparseGCN) prop2(src, bias, dst []float32) {
 	g.rows(func(_, lo, hi int) {
 		u := lo
 		for ; u+1 < hi; u += 2 {
-			ca := g.col[g.rowPtr[u]:g.rowPtr[u+1]]
-			va := g.val[g.rowPtr[u]:g.rowPtr[u+1]]
-			cb := g.col[g.rowPtr[u+1]:g.rowPtr[u+2]]
-			vb := g.val[g.rowPtr[u+1]:g.rowPtr[u+2]]
+			ca := col[rowPtr[u]:rowPtr[u+1]]
+			va := val[rowPtr[u]:rowPtr[u+1]]
+			cb := col[rowPtr[u+1]:rowPtr[u+2]]
+			vb := val[rowPtr[u+1]:rowPtr[u+2]]
 			m := min(len(ca), len(cb))
 			va, vb = va[:len(ca)], vb[:len(cb)]
 			s0, s1, t0, t1 := b0, b1, b0, b1
@@ -214,7 +230,7 @@ func (g *sparseGCN) prop2(src, bias, dst []float32) {
 			dst[2*u], dst[2*u+1], dst[2*u+2], dst[2*u+3] = s0, s1, t0, t1
 		}
 		if u < hi {
-			dst[2*u], dst[2*u+1] = dot2(g.col[g.rowPtr[u]:g.rowPtr[u+1]], g.val[g.rowPtr[u]:g.rowPtr[u+1]], src, b0, b1)
+			dst[2*u], dst[2*u+1] = dot2(col[rowPtr[u]:rowPtr[u+1]], val[rowPtr[u]:rowPtr[u+1]], src, b0, b1)
 		}
 	})
 }
@@ -255,6 +271,56 @@ func (g *sparseGCN) prop2x2(srcA, srcB, bias, dstA, dstB []float32) {
 			dstB[2*u], dstB[2*u+1] = c0, c1
 		}
 	})
+}
+
+// prop2Rows is prop2 on the rows in list alone (the other rows of dst
+// are not written), each row bit for bit as prop2 computes it.
+func (g *sparseGCN) prop2Rows(list []uint32, src, bias, dst []float32) {
+	var b0, b1 float32
+	if bias != nil {
+		b0, b1 = bias[0], bias[1]
+	}
+	g.rowsN(len(list), func(_, lo, hi int) {
+		for _, u := range list[lo:hi] {
+			k0, k1 := g.rowPtr[u], g.rowPtr[u+1]
+			dst[2*u], dst[2*u+1] = dot2(g.col[k0:k1], g.val[k0:k1], src, b0, b1)
+		}
+	})
+}
+
+// setTrain declares the training rows that backward will be given (the
+// same slice), so that a training forward computes Z on them alone and
+// backward reads only the non-zeros of Â in their columns. The results
+// are those of the full products bit for bit: every other entry of dZ is
+// +0, and a sum that starts at +0 is not changed by adding +0 products.
+func (g *sparseGCN) setTrain(train []uint32) {
+	in := make([]bool, g.n)
+	for _, u := range train {
+		in[u] = true
+	}
+	g.train = train
+	g.trainRows = g.trainRows[:0]
+	for u := range g.n {
+		if in[u] {
+			g.trainRows = append(g.trainRows, uint32(u))
+		}
+	}
+	g.tPtr = make([]int32, g.n+1)
+	g.tCol, g.tVal = g.tCol[:0], g.tVal[:0]
+	for u := range g.n {
+		for k := g.rowPtr[u]; k < g.rowPtr[u+1]; k++ {
+			if in[g.col[k]] {
+				g.tCol = append(g.tCol, g.col[k])
+				g.tVal = append(g.tVal, g.val[k])
+			}
+		}
+		g.tPtr[u+1] = int32(len(g.tCol))
+	}
+}
+
+// trainSet reports whether train is the slice setTrain was given.
+func (g *sparseGCN) trainSet(train []uint32) bool {
+	return g.tPtr != nil && len(train) == len(g.train) && (len(train) == 0 || &train[0] == &g.train[0])
 }
 
 // forward fills z (n×2 logits). With src != nil dropout p is applied to H1,
@@ -300,30 +366,19 @@ func (g *sparseGCN) pass(p float64, src *rand.PCG, train, eval bool) {
 			copy(blk[r*h:(r+1)*h], b1)
 		}
 		tensor.GemmWith(&g.ws[w], false, false, hi-lo, h, d, 1, g.ax[lo*d:hi*d], d, w1, h, 1, blk, h)
+		if both {
+			tensor.ReLUDropDot2(blk, g.h1[lo*h:hi*h], g.keep[lo*wpr:hi*wpr], w2c, scale, hi-lo,
+				g.h1w2[2*lo:2*hi], g.h1w2v[2*lo:2*hi])
+			return
+		}
 		for u := lo; u < hi; u++ {
 			p1 := blk[(u-lo)*h : (u-lo+1)*h]
 			c0, c1 := w2c[:len(p1)], w2c[h:h+len(p1)]
-			var s0, s1, e0, e1 float32
+			var s0, s1 float32
 			// Branch-free ReLU and mask (the signs are random): relu(v)
 			// keeps v's bits when its sign bit is clear; adding the +0 of a
 			// negative v changes no sum.
-			switch {
-			case both:
-				h1 := g.h1[u*h : u*h+len(p1)]
-				keep := g.keep[u*wpr : (u+1)*wpr]
-				for j, v := range p1 {
-					b := math.Float32bits(v)
-					pos := uint32(int32(^b) >> 31)
-					e := math.Float32frombits(b & pos)
-					r := math.Float32frombits(b&(pos&-uint32(keep[j>>6]>>(j&63)&1))) * scale
-					h1[j] = r
-					s0 += r * c0[j]
-					s1 += r * c1[j]
-					e0 += e * c0[j]
-					e1 += e * c1[j]
-				}
-				g.h1w2v[2*u], g.h1w2v[2*u+1] = e0, e1
-			case train:
+			if train {
 				h1 := g.h1[u*h : u*h+len(p1)]
 				keep := g.keep[u*wpr : (u+1)*wpr]
 				for j, v := range p1 {
@@ -334,7 +389,7 @@ func (g *sparseGCN) pass(p float64, src *rand.PCG, train, eval bool) {
 					s0 += r * c0[j]
 					s1 += r * c1[j]
 				}
-			default:
+			} else {
 				for j, v := range p1 {
 					b := math.Float32bits(v)
 					r := math.Float32frombits(b & uint32(int32(^b)>>31))
@@ -345,11 +400,17 @@ func (g *sparseGCN) pass(p float64, src *rand.PCG, train, eval bool) {
 			g.h1w2[2*u], g.h1w2[2*u+1] = s0, s1
 		}
 	})
-	if both {
+	switch {
+	case train && g.tPtr != nil: // Z on the training rows alone (setTrain)
+		g.prop2Rows(g.trainRows, g.h1w2, g.b2.Value.Data, g.z)
+		if both {
+			g.prop2(g.h1w2v, g.b2.Value.Data, g.zv)
+		}
+	case both:
 		g.prop2x2(g.h1w2, g.h1w2v, g.b2.Value.Data, g.z, g.zv)
-		return
+	default:
+		g.prop2(g.h1w2, g.b2.Value.Data, g.z)
 	}
-	g.prop2(g.h1w2, g.b2.Value.Data, g.z)
 }
 
 // dropDrawBlock is about how many draws dropMask makes per pcg.Fill call
@@ -393,6 +454,10 @@ func (g *sparseGCN) dropMask(p float64, src *rand.PCG) {
 			c := min(rowsPer, end-u)
 			r := draws[:c*h]
 			sh, sl = pcg.Fill(sh, sl, r)
+			if h%64 == 0 { // the rows' draws fill whole words
+				pcg.KeepMask(g.keep[u*wpr:(u+c)*wpr], r, t1)
+				continue
+			}
 			for i := range c {
 				row, keep := r[i*h:(i+1)*h], g.keep[(u+i)*wpr:(u+i+1)*wpr]
 				for k := range keep {
@@ -444,7 +509,11 @@ func (g *sparseGCN) backward(train []uint32, labels []int8) float64 {
 		g.b2.Grad[0] += g.dz[2*u]
 		g.b2.Grad[1] += g.dz[2*u+1]
 	}
-	g.prop2(g.dz, nil, g.dq) // dQ = Âᵀ·dZ
+	if g.trainSet(train) { // dQ = Âᵀ·dZ (Â is symmetric)
+		g.prop2csr(g.tPtr, g.tCol, g.tVal, g.dz, nil, g.dq)
+	} else {
+		g.prop2(g.dz, nil, g.dq)
+	}
 	scale := g.scale
 	stride := d*h + 3*h // one block's dW1, db1, dW2 (its two columns)
 	w2c := g.w2c        // W2's columns, as forward left them
@@ -454,23 +523,7 @@ func (g *sparseGCN) backward(train []uint32, labels []int8) float64 {
 		clear(db1)
 		clear(dw2)
 		blk := g.blk[w][:(hi-lo)*h]
-		c0, c1 := w2c[:h], w2c[h:]
-		dw20, dw21 := dw2[:h], dw2[h:]
-		for u := lo; u < hi; u++ {
-			q0, q1 := g.dq[2*u], g.dq[2*u+1]
-			h1 := g.h1[u*h : (u+1)*h]
-			dp1 := blk[(u-lo)*h : (u-lo+1)*h]
-			for j, v := range h1 {
-				dw20[j] += v * q0
-				dw21[j] += v * q1
-				// Branch-free: t where v > 0 (v ≥ 0: its bits are
-				// non-zero), else +0.
-				b := math.Float32bits(v)
-				t := math.Float32frombits(math.Float32bits((q0*c0[j]+q1*c1[j])*scale) & uint32(int32(b|-b)>>31))
-				dp1[j] = t
-				db1[j] += t
-			}
-		}
+		tensor.ReLUDropBack(g.h1[lo*h:hi*h], g.dq[2*lo:2*hi], w2c, scale, hi-lo, blk, dw2[:h], dw2[h:], db1)
 		// d W1 = (ÂX)ᵀ·dP1 over the block
 		tensor.GemmWith(&g.ws[w], true, false, d, h, hi-lo, 1, g.ax[lo*d:hi*d], d, blk, h, 0, dw1, h)
 	})
@@ -516,6 +569,7 @@ func trainFullGraph(ctx context.Context, cfg *Config, in *Input, edges [][2]uint
 		return VariantResult{}, err
 	}
 	g.workers = cfg.workerCount()
+	g.setTrain(train)
 	cf, err := newFullGraphCF(in, bc.Hidden, edges, xcf)
 	if err != nil {
 		return VariantResult{}, err

@@ -48,6 +48,7 @@ func bailSizedGCN(b testing.TB) (*sparseGCN, []uint32, []int8) {
 func BenchmarkSparseGCNEpoch(b *testing.B) {
 	g, train, labels := bailSizedGCN(b)
 	g.workers = runtime.GOMAXPROCS(0)
+	g.setTrain(train)
 	opt := nn.NewAdam(g.params(), nn.AdamConfig{LR: 1e-3, WeightDecay: 1e-4})
 	src := rand.NewPCG(5, 6)
 	g.forward(0.3, src)
@@ -101,26 +102,36 @@ func BenchmarkStreamTriad(b *testing.B) {
 }
 
 // gcnEpochBytes is the memory traffic of one epoch of BenchmarkSparseGCNEpoch
-// as baseline.go computes it, with every array read or written once per
-// pass (no reuse between passes; a worker's block of P1 or dP1 stays in
-// its cache):
+// as baseline.go computes it (after setTrain), with every array read or
+// written once per pass (no reuse between passes; a worker's block of P1
+// or dP1 stays in its cache):
 //
-//   - two passes over Â (backward's Â·dZ, forwardBoth's two products in
-//     one), each reading the CSR (row pointers, column indices, values:
-//     4 + 8·nnz bytes), its n×2 sources and writing its n×2 results;
+//   - backward's dQ = Â·dZ: the CSR of Â's non-zeros in the training
+//     columns (4 bytes per row pointer, 8 per non-zero), dZ read and dQ
+//     written (n×2 each);
+//   - forwardBoth's validation product Â·(H1·W2): the whole CSR, its n×2
+//     source and result;
+//   - its training product on the training rows alone: their row
+//     pointers, non-zeros and the row list, the n×2 source, the results;
 //   - the dropout mask, written (one bit per entry of H1);
 //   - forwardBoth: read Â·X (n×d) and the mask, write H1 (n×h) and the
 //     two n×2 products H1·W2 (training, validation);
 //   - backward: read H1 and Â·X (dP1 stays in the block).
 //
-// Before forwardBoth an epoch made three passes over Â and read Â·X three
-// times: 30.9 MB on the Bail-sized graph, against 24.2 MB now.
+// Before setTrain (every product on every row and column) an epoch moved
+// 24.3 MB on the Bail-sized graph; before forwardBoth, 30.9 MB.
 func gcnEpochBytes(g *sparseGCN) int64 {
 	n, d, h, nnz := int64(g.n), int64(g.d), int64(g.h), int64(len(g.col))
 	const f = 4
-	csr := f*(n+1) + 8*nnz
+	nt, nnzT := int64(len(g.trainRows)), int64(len(g.tCol))
+	var nnzRows int64 // non-zeros in the training rows
+	for _, u := range g.trainRows {
+		nnzRows += int64(g.rowPtr[u+1] - g.rowPtr[u])
+	}
 	nh, nd, n2, mask := f*n*h, f*n*d, f*n*2, n*h/8
-	sparse := (csr + 2*n2) + (csr + 4*n2)
+	sparse := (f*(n+1) + 8*nnzT + 2*n2) + // backward
+		(f*(n+1) + 8*nnz + 2*n2) + // validation
+		(3*f*nt + 8*nnzRows + n2 + 2*f*nt) // training rows
 	dense := mask + // dropout mask
 		nd + mask + nh + 2*n2 + // forwardBoth
 		nh + nd // backward
