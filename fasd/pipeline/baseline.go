@@ -24,7 +24,10 @@ import (
 // at all, forward or backward (d W1 = (Â·X)ᵀ·dP1), and the epoch's three
 // sparse products have width 2; the validation forward and the next
 // training forward share P1 and one pass over Â (forwardBoth), so an
-// epoch reads Â twice. Row-wise passes run on g.workers
+// epoch reads Â twice; once the training rows are declared (setTrain) the
+// training product covers those rows alone and Â·dZ the non-zeros in their
+// columns. The hidden layer's row passes are tensor.ReLUDropDot2 and
+// tensor.ReLUDropBack. Row-wise passes run on g.workers
 // goroutines over fixed blocks of rows; every output row is computed by
 // one goroutine in the same order whatever the worker count, and the
 // reductions over rows (the weight gradients) run on one goroutine, so the
