@@ -22,3 +22,9 @@ func reluDropDot16(p, hr []float32, keep []uint64, c []float32, scale float32, o
 //
 //go:noescape
 func reluDropBack16(hr, dq, c []float32, scale float32, dp, d0, d1, db []float32)
+
+// dropMask16 is DropMask on float32 for len(r) a positive multiple of 16
+// (gcnrows_amd64.s).
+//
+//go:noescape
+func dropMask16(r []uint64, x, m, o []float32, thr uint64, keep float32)

@@ -275,3 +275,38 @@ brow:
 	JNZ     bcol
 	VZEROUPPER
 	RET
+
+// func dropMask16(r []uint64, x, m, o []float32, thr uint64, keep float32)
+// Sixteen entries at a time: two compares of eight draws' low 53 bits
+// with thr (kept: not below), the two masks joined, m = keep where kept
+// and +0 elsewhere, o = x·m.
+TEXT ·dropMask16(SB), NOSPLIT, $0-108
+	MOVQ         r_base+0(FP), SI
+	MOVQ         r_len+8(FP), CX
+	SHRQ         $4, CX
+	MOVQ         x_base+24(FP), DX
+	MOVQ         m_base+48(FP), DI
+	MOVQ         o_base+72(FP), R8
+	VPBROADCASTQ thr+96(FP), Z30
+	VBROADCASTSS keep+104(FP), Z29
+	MOVQ         $0x1fffffffffffff, R9
+	VPBROADCASTQ R9, Z31
+
+dloop:
+	VPANDQ    (SI), Z31, Z0
+	VPANDQ    64(SI), Z31, Z1
+	VPCMPUQ   $5, Z30, Z0, K1
+	VPCMPUQ   $5, Z30, Z1, K2
+	KUNPCKBW  K1, K2, K3
+	VMOVAPS.Z Z29, K3, Z2
+	VMULPS    (DX), Z2, Z3
+	VMOVUPS   Z2, (DI)
+	VMOVUPS   Z3, (R8)
+	ADDQ      $128, SI
+	ADDQ      $64, DX
+	ADDQ      $64, DI
+	ADDQ      $64, R8
+	DECQ      CX
+	JNZ       dloop
+	VZEROUPPER
+	RET

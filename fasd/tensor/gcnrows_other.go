@@ -13,3 +13,7 @@ func reluDropDot16(p, hr []float32, keep []uint64, c []float32, scale float32, o
 func reluDropBack16(hr, dq, c []float32, scale float32, dp, d0, d1, db []float32) {
 	panic("tensor: no assembly in this build")
 }
+
+func dropMask16(r []uint64, x, m, o []float32, thr uint64, keep float32) {
+	panic("tensor: no assembly in this build")
+}
