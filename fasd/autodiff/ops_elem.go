@@ -134,9 +134,7 @@ func (t *Tape[T]) Add(a, b *Var[T]) *Var[T] {
 		panicShape("Add: %v + %v", a.Value.Shape, b.Value.Shape)
 	}
 	out := t.newVar(a.Value.Shape, anyReq(a, b))
-	for i, v := range a.Value.Data {
-		out.Value.Data[i] = v + b.Value.Data[i]
-	}
+	tensor.AddTo(out.Value.Data, a.Value.Data, b.Value.Data)
 	n := t.push(opAdd)
 	n.out, n.a, n.b = out, a, b
 	return out

@@ -48,13 +48,10 @@ func (t *Tape[T]) bwLinear(n *node[T]) {
 	}
 }
 
+// colSumAdd adds the rows of the rows×cols matrix m to dst[:cols], in
+// order (tensor.ColSumAcc).
 func colSumAdd[T Float](dst, m []T, rows, cols int) {
-	for r := 0; r < rows; r++ {
-		row := m[r*cols : (r+1)*cols]
-		for j, v := range row {
-			dst[j] += v
-		}
-	}
+	tensor.ColSumAcc(dst[:cols], m, rows)
 }
 
 // AddBias returns x + b with b (last dimension of x) broadcast over all rows.
@@ -206,9 +203,5 @@ func (t *Tape[T]) bwMatMul(n *node[T]) {
 	}
 }
 
-func addTo[T Float](dst, src []T) {
-	src = src[:len(dst)]
-	for i, v := range src {
-		dst[i] += v
-	}
-}
+// addTo adds src to dst entry by entry (tensor.Acc).
+func addTo[T Float](dst, src []T) { tensor.Acc(dst, src) }

@@ -28,3 +28,15 @@ func reluDropBack16(hr, dq, c []float32, scale float32, dp, d0, d1, db []float32
 //
 //go:noescape
 func dropMask16(r []uint64, x, m, o []float32, thr uint64, keep float32)
+
+// add16, acc16 and colSum16 are AddTo, Acc and ColSumAcc on float32 for
+// lengths (columns) that are positive multiples of 16 (gcnrows_amd64.s).
+//
+//go:noescape
+func add16(dst, a, b []float32)
+
+//go:noescape
+func acc16(dst, src []float32)
+
+//go:noescape
+func colSum16(dst, m []float32, rows int)

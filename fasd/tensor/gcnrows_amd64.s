@@ -310,3 +310,70 @@ dloop:
 	JNZ       dloop
 	VZEROUPPER
 	RET
+
+// func add16(dst, a, b []float32)
+TEXT ·add16(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), SI
+	MOVQ b_base+48(FP), DX
+	SHRQ $4, CX
+
+aloop:
+	VMOVUPS (SI), Z0
+	VADDPS  (DX), Z0, Z1
+	VMOVUPS Z1, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DX
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     aloop
+	VZEROUPPER
+	RET
+
+// func acc16(dst, src []float32)
+TEXT ·acc16(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), SI
+	SHRQ $4, CX
+
+cloop:
+	VMOVUPS (DI), Z0
+	VADDPS  (SI), Z0, Z1
+	VMOVUPS Z1, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     cloop
+	VZEROUPPER
+	RET
+
+// func colSum16(dst, m []float32, rows int)
+// Sixteen columns at a time, held in Z0 while the rows pass in order.
+TEXT ·colSum16(SB), NOSPLIT, $0-56
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), R10
+	MOVQ m_base+24(FP), SI
+	MOVQ R10, R9
+	SHLQ $2, R9              // bytes per row
+	SHRQ $4, R10             // column blocks
+
+sblock:
+	VMOVUPS (DI), Z0
+	MOVQ    SI, AX
+	MOVQ    rows+48(FP), CX
+
+srow:
+	VADDPS (AX), Z0, Z0
+	ADDQ   R9, AX
+	DECQ   CX
+	JNZ    srow
+
+	VMOVUPS Z0, (DI)
+	ADDQ    $64, DI
+	ADDQ    $64, SI
+	DECQ    R10
+	JNZ     sblock
+	VZEROUPPER
+	RET

@@ -17,3 +17,9 @@ func reluDropBack16(hr, dq, c []float32, scale float32, dp, d0, d1, db []float32
 func dropMask16(r []uint64, x, m, o []float32, thr uint64, keep float32) {
 	panic("tensor: no assembly in this build")
 }
+
+func add16(dst, a, b []float32) { panic("tensor: no assembly in this build") }
+
+func acc16(dst, src []float32) { panic("tensor: no assembly in this build") }
+
+func colSum16(dst, m []float32, rows int) { panic("tensor: no assembly in this build") }
