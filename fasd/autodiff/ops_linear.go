@@ -117,11 +117,7 @@ func (t *Tape[T]) ChanLinear(x, w, b *Var[T]) *Var[T] {
 		yb := y[bi*cout*p : (bi+1)*cout*p]
 		if b != nil {
 			for o := 0; o < cout; o++ {
-				v := b.Value.Data[o]
-				row := yb[o*p : (o+1)*p]
-				for j := range row {
-					row[j] = v
-				}
+				tensor.Fill(yb[o*p:(o+1)*p], b.Value.Data[o])
 			}
 			beta = 1
 		}

@@ -40,3 +40,8 @@ func acc16(dst, src []float32)
 
 //go:noescape
 func colSum16(dst, m []float32, rows int)
+
+// fill16 is Fill on float32 for a positive multiple of 16 entries.
+//
+//go:noescape
+func fill16(dst []float32, v float32)

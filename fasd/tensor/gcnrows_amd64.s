@@ -377,3 +377,18 @@ srow:
 	JNZ     sblock
 	VZEROUPPER
 	RET
+
+// func fill16(dst []float32, v float32)
+TEXT ·fill16(SB), NOSPLIT, $0-28
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	VBROADCASTSS v+24(FP), Z0
+	SHRQ         $4, CX
+
+floop:
+	VMOVUPS Z0, (DI)
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     floop
+	VZEROUPPER
+	RET

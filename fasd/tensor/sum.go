@@ -49,3 +49,17 @@ func ColSumAcc[T Float](dst, m []T, rows int) {
 		}
 	}
 }
+
+// Fill sets every entry of dst to v.
+func Fill[T Float](dst []T, v T) {
+	n := 0
+	if d32, ok := any(dst).([]float32); ok && haveAsm512 {
+		n = len(dst) &^ 15
+		if n > 0 {
+			fill16(d32[:n], any(v).(float32))
+		}
+	}
+	for i := n; i < len(dst); i++ {
+		dst[i] = v
+	}
+}

@@ -23,7 +23,7 @@ func sumInput(rng *rand.Rand, n int) []float32 {
 	return x
 }
 
-// TestSums checks AddTo, Acc and ColSumAcc (sixteen lanes on AVX-512)
+// TestSums checks AddTo, Acc, ColSumAcc and Fill (sixteen lanes on AVX-512)
 // bit for bit against their loops, lengths around multiples of 16.
 func TestSums(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
@@ -37,6 +37,13 @@ func TestSums(t *testing.T) {
 			w := a[i] + b[i]
 			if math.Float32bits(got[i]) != math.Float32bits(w) || math.Float32bits(acc[i]) != math.Float32bits(w) {
 				t.Fatalf("n=%d i=%d: AddTo %v, Acc %v, want %v", n, i, got[i], acc[i], w)
+			}
+		}
+		fill := sumInput(rng, n)
+		Fill(fill, -2.5)
+		for i, v := range fill {
+			if v != -2.5 {
+				t.Fatalf("n=%d: Fill left %v at %d", n, v, i)
 			}
 		}
 		for _, rows := range []int{0, 1, 7, 21} {
