@@ -21,5 +21,6 @@
 // DQ) it steps sixteen states side by side, each sixteen steps apart,
 // about five times as fast as a loop of Next (BenchmarkDraw), the same
 // outputs bit for bit; elsewhere, and in a build with the noasm tag, it is
-// that loop.
+// that loop. [KeepMask] turns 64 draws into a word of dropout bits (eight
+// compares on AVX-512).
 package pcg

@@ -44,6 +44,16 @@
 // plain loop rounds it) run eight AVX2 lanes with results equal bit for bit
 // to their scalar loops.
 //
+// On AVX-512F float32 has more kernels, each equal bit for bit to its Go
+// loop (which is what every other CPU runs): [AddTo], [Acc], [ColSumAcc]
+// and [Fill] sixteen lanes at a time; [DropMask], inverted dropout from a
+// block of random draws (two compares of eight 64-bit draws per sixteen
+// entries); and the row passes of the full-graph GCN baseline's hidden
+// layer, [ReLUDropDot2] and [ReLUDropBack]. ReLUDropDot2's two dot
+// products per row are sums in order of the column: it transposes sixteen
+// rows at a time in registers so that each lane adds one row's products in
+// that order, which keeps the scalar loop's bits.
+//
 // The pure-Go build (`go test -tags noasm`; gonum honours the same tag)
 // compiles no assembly at all and is what other architectures run; the tests of this package run in both builds
 // and check the assembly against float64 references and the portable
