@@ -2,7 +2,6 @@
 
 package tensor
 
-
 // haveGCNRows reports whether the AVX-512 row kernels of ReLUDropDot2 and
 // ReLUDropBack can run here.
 var haveGCNRows = haveAsm512
@@ -22,26 +21,3 @@ func reluDropDot16(p, hr []float32, keep []uint64, c []float32, scale float32, o
 //
 //go:noescape
 func reluDropBack16(hr, dq, c []float32, scale float32, dp, d0, d1, db []float32)
-
-// dropMask16 is DropMask on float32 for len(r) a positive multiple of 16
-// (gcnrows_amd64.s).
-//
-//go:noescape
-func dropMask16(r []uint64, x, m, o []float32, thr uint64, keep float32)
-
-// add16, acc16 and colSum16 are AddTo, Acc and ColSumAcc on float32 for
-// lengths (columns) that are positive multiples of 16 (gcnrows_amd64.s).
-//
-//go:noescape
-func add16(dst, a, b []float32)
-
-//go:noescape
-func acc16(dst, src []float32)
-
-//go:noescape
-func colSum16(dst, m []float32, rows int)
-
-// fill16 is Fill on float32 for a positive multiple of 16 entries.
-//
-//go:noescape
-func fill16(dst []float32, v float32)

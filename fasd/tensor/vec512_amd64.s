@@ -1,0 +1,123 @@
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+
+// Sixteen-lane float32 kernels on AVX-512F (vec512_amd64.go): each gives
+// its Go loop's results bit for bit.
+
+// func dropMask16(r []uint64, x, m, o []float32, thr uint64, keep float32)
+// Sixteen entries at a time: two compares of eight draws' low 53 bits
+// with thr (kept: not below), the two masks joined, m = keep where kept
+// and +0 elsewhere, o = x·m.
+TEXT ·dropMask16(SB), NOSPLIT, $0-108
+	MOVQ         r_base+0(FP), SI
+	MOVQ         r_len+8(FP), CX
+	SHRQ         $4, CX
+	MOVQ         x_base+24(FP), DX
+	MOVQ         m_base+48(FP), DI
+	MOVQ         o_base+72(FP), R8
+	VPBROADCASTQ thr+96(FP), Z30
+	VBROADCASTSS keep+104(FP), Z29
+	MOVQ         $0x1fffffffffffff, R9
+	VPBROADCASTQ R9, Z31
+
+dloop:
+	VPANDQ    (SI), Z31, Z0
+	VPANDQ    64(SI), Z31, Z1
+	VPCMPUQ   $5, Z30, Z0, K1
+	VPCMPUQ   $5, Z30, Z1, K2
+	KUNPCKBW  K1, K2, K3
+	VMOVAPS.Z Z29, K3, Z2
+	VMULPS    (DX), Z2, Z3
+	VMOVUPS   Z2, (DI)
+	VMOVUPS   Z3, (R8)
+	ADDQ      $128, SI
+	ADDQ      $64, DX
+	ADDQ      $64, DI
+	ADDQ      $64, R8
+	DECQ      CX
+	JNZ       dloop
+	VZEROUPPER
+	RET
+
+// func add16(dst, a, b []float32)
+TEXT ·add16(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), SI
+	MOVQ b_base+48(FP), DX
+	SHRQ $4, CX
+
+aloop:
+	VMOVUPS (SI), Z0
+	VADDPS  (DX), Z0, Z1
+	VMOVUPS Z1, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DX
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     aloop
+	VZEROUPPER
+	RET
+
+// func acc16(dst, src []float32)
+TEXT ·acc16(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), SI
+	SHRQ $4, CX
+
+cloop:
+	VMOVUPS (DI), Z0
+	VADDPS  (SI), Z0, Z1
+	VMOVUPS Z1, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     cloop
+	VZEROUPPER
+	RET
+
+// func colSum16(dst, m []float32, rows int)
+// Sixteen columns at a time, held in Z0 while the rows pass in order.
+TEXT ·colSum16(SB), NOSPLIT, $0-56
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), R10
+	MOVQ m_base+24(FP), SI
+	MOVQ R10, R9
+	SHLQ $2, R9              // bytes per row
+	SHRQ $4, R10             // column blocks
+
+sblock:
+	VMOVUPS (DI), Z0
+	MOVQ    SI, AX
+	MOVQ    rows+48(FP), CX
+
+srow:
+	VADDPS (AX), Z0, Z0
+	ADDQ   R9, AX
+	DECQ   CX
+	JNZ    srow
+
+	VMOVUPS Z0, (DI)
+	ADDQ    $64, DI
+	ADDQ    $64, SI
+	DECQ    R10
+	JNZ     sblock
+	VZEROUPPER
+	RET
+
+// func fill16(dst []float32, v float32)
+TEXT ·fill16(SB), NOSPLIT, $0-28
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	VBROADCASTSS v+24(FP), Z0
+	SHRQ         $4, CX
+
+floop:
+	VMOVUPS Z0, (DI)
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     floop
+	VZEROUPPER
+	RET
