@@ -74,14 +74,7 @@ func (o *Adam[T]) Step() {
 	sqrtBC2 := math.Sqrt(bc2)
 	b1, b2 := T(c.Beta1), T(c.Beta2)
 	for i, p := range o.params {
-		m, v, th, g := o.m[i], o.v[i], p.Value.Data, p.Grad
-		for j := range th {
-			gj := g[j] + T(c.WeightDecay)*th[j]
-			m[j] = b1*m[j] + (1-b1)*gj
-			v[j] = b2*v[j] + (1-b2)*gj*gj
-			den := math.Sqrt(float64(v[j]))/sqrtBC2 + c.Eps
-			th[j] -= T(stepSize * float64(m[j]) / den)
-		}
+		tensor.AdamUpdate(p.Value.Data, p.Grad, o.m[i], o.v[i], T(c.WeightDecay), b1, b2, stepSize, sqrtBC2, c.Eps)
 	}
 }
 

@@ -11,7 +11,7 @@
 // R13: its keep word), applies ReLU (sign bit clear: VPCMPD against Z30 =
 // 0), the dropout bits (the word shifted right by CL = j0 mod 64) and the
 // scale Z31 with zero-masking (+0 where dropped, as the Go loop's +0·scale),
-// and stores the result into hr (AX + R14).
+// and stores the result into hr (AX + R9).
 #define RROW(V) \
 	VMOVUPS  (AX), V \
 	VPCMPD   $5, Z30, V, K1 \
@@ -20,7 +20,7 @@
 	KMOVW    R8, K2 \
 	KANDW    K1, K2, K2 \
 	VMULPS.Z Z31, V, K2, V \
-	VMOVUPS  V, (AX)(R14*1) \
+	VMOVUPS  V, (AX)(R9*1) \
 	ADDQ     R10, AX \
 	ADDQ     R11, R13
 
@@ -131,8 +131,8 @@
 // func reluDropDot16(p, hr []float32, keep []uint64, c []float32, scale float32, out *[64]float32)
 TEXT ·reluDropDot16(SB), NOSPLIT, $0-112
 	MOVQ    p_base+0(FP), SI
-	MOVQ    hr_base+24(FP), R14
-	SUBQ    SI, R14              // hr − p: a row of hr at the same offset
+	MOVQ    hr_base+24(FP), R9
+	SUBQ    SI, R9              // hr − p: a row of hr at the same offset
 	MOVQ    keep_base+48(FP), DX
 	MOVQ    keep_len+56(FP), R11
 	SHLQ    $3, R11
@@ -220,8 +220,8 @@ loop:
 // Z2, Z3, Z4 while the rows pass in order.
 TEXT ·reluDropBack16(SB), NOSPLIT, $0-176
 	MOVQ         hr_base+0(FP), SI
-	MOVQ         dp_base+80(FP), R14
-	SUBQ         SI, R14         // dp − hr
+	MOVQ         dp_base+80(FP), R12
+	SUBQ         SI, R12         // dp − hr
 	MOVQ         c_base+48(FP), BX
 	MOVQ         c_len+56(FP), R10
 	SHLQ         $1, R10         // 4h
@@ -256,7 +256,7 @@ brow:
 	VMULPS       Z1, Z7, Z11
 	VADDPS       Z11, Z10, Z10
 	VMULPS.Z     Z31, Z10, K1, Z12
-	VMOVUPS      Z12, (AX)(R14*1)
+	VMOVUPS      Z12, (AX)(R12*1)
 	VADDPS       Z12, Z4, Z4
 	ADDQ         R10, AX
 	ADDQ         $8, DX

@@ -24,3 +24,9 @@ func colSum16(dst, m []float32, rows int)
 //
 //go:noescape
 func fill16(dst []float32, v float32)
+
+// adam8 is AdamUpdate on float32 for a positive multiple of 8 entries
+// (vec512_amd64.s); omb1 = 1−b1 and omb2 = 1−b2 rounded to float32.
+//
+//go:noescape
+func adam8(th, g, m, v []float32, wd, b1, omb1, b2, omb2 float32, step, sqrtBC2, eps float64)

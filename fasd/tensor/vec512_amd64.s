@@ -121,3 +121,57 @@ floop:
 	JNZ     floop
 	VZEROUPPER
 	RET
+
+// func adam8(th, g, m, v []float32, wd, b1, omb1, b2, omb2 float32, step, sqrtBC2, eps float64)
+// Eight entries at a time: the float32 lines on YMM registers, the float64
+// line on ZMM (the eight entries widened, exactly).
+TEXT ·adam8(SB), NOSPLIT, $0-144
+	MOVQ         th_base+0(FP), DI
+	MOVQ         th_len+8(FP), CX
+	MOVQ         g_base+24(FP), SI
+	MOVQ         m_base+48(FP), DX
+	MOVQ         v_base+72(FP), R8
+	VBROADCASTSS wd+96(FP), Y10
+	VBROADCASTSS b1+100(FP), Y11
+	VBROADCASTSS omb1+104(FP), Y12
+	VBROADCASTSS b2+108(FP), Y13
+	VBROADCASTSS omb2+112(FP), Y14
+	VBROADCASTSD step+120(FP), Z20
+	VBROADCASTSD sqrtBC2+128(FP), Z21
+	VBROADCASTSD eps+136(FP), Z22
+	SHRQ         $3, CX
+
+adloop:
+	VMOVUPS   (DI), Y0           // th
+	VMOVUPS   (SI), Y1           // g
+	VMOVUPS   (DX), Y2           // m
+	VMOVUPS   (R8), Y3           // v
+	VMULPS    Y0, Y10, Y4        // wd·th
+	VADDPS    Y4, Y1, Y1         // gj = g + wd·th
+	VMULPS    Y2, Y11, Y2        // b1·m
+	VMULPS    Y1, Y12, Y5        // (1−b1)·gj
+	VADDPS    Y5, Y2, Y2         // m
+	VMULPS    Y3, Y13, Y3        // b2·v
+	VMULPS    Y1, Y14, Y6        // (1−b2)·gj
+	VMULPS    Y1, Y6, Y6         // ·gj
+	VADDPS    Y6, Y3, Y3         // v
+	VMOVUPS   Y2, (DX)
+	VMOVUPS   Y3, (R8)
+	VCVTPS2PD Y3, Z7
+	VSQRTPD   Z7, Z7
+	VDIVPD    Z21, Z7, Z7        // √v / sqrtBC2
+	VADDPD    Z22, Z7, Z7        // + eps
+	VCVTPS2PD Y2, Z8
+	VMULPD    Z8, Z20, Z8        // step·m
+	VDIVPD    Z7, Z8, Z8         // / den
+	VCVTPD2PS Z8, Y8
+	VSUBPS    Y8, Y0, Y0         // th − T(…)
+	VMOVUPS   Y0, (DI)
+	ADDQ      $32, DI
+	ADDQ      $32, SI
+	ADDQ      $32, DX
+	ADDQ      $32, R8
+	DECQ      CX
+	JNZ       adloop
+	VZEROUPPER
+	RET
