@@ -46,7 +46,7 @@
 //
 // On AVX-512F float32 has more kernels, each equal bit for bit to its Go
 // loop (which is what every other CPU runs): [AddTo], [Acc], [ColSumAcc]
-// and [Fill] sixteen lanes at a time; [DropMask], inverted dropout from a
+// and [Fill] sixteen lanes at a time; [AdamUpdate] eight; [DropMask], inverted dropout from a
 // block of random draws (two compares of eight 64-bit draws per sixteen
 // entries); and the row passes of the full-graph GCN baseline's hidden
 // layer, [ReLUDropDot2] and [ReLUDropBack]. ReLUDropDot2's two dot
