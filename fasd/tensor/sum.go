@@ -19,20 +19,9 @@ func AddTo[T Float](dst, a, b []T) {
 	}
 }
 
-// Acc adds src[i] to dst[i]; src has at least len(dst) entries.
-func Acc[T Float](dst, src []T) {
-	src = src[:len(dst)]
-	n := 0
-	if d32, ok := any(dst).([]float32); ok && haveAsm512 {
-		n = len(dst) &^ 15
-		if n > 0 {
-			acc16(d32[:n], any(src).([]float32)[:n])
-		}
-	}
-	for i := n; i < len(dst); i++ {
-		dst[i] += src[i]
-	}
-}
+// Acc adds src[i] to dst[i]; src has at least len(dst) entries. It is
+// AddTo(dst, dst, src): dst[i] + src[i] is what dst[i] += src[i] computes.
+func Acc[T Float](dst, src []T) { AddTo(dst, dst, src) }
 
 // ColSumAcc adds the rows of the rows×len(dst) row-major matrix m to dst,
 // one row after the other: dst[j] += m[0][j], then m[1][j], and so on.

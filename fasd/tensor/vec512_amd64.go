@@ -8,14 +8,11 @@ package tensor
 //go:noescape
 func dropMask16(r []uint64, x, m, o []float32, thr uint64, keep float32)
 
-// add16, acc16 and colSum16 are AddTo, Acc and ColSumAcc on float32 for
+// add16 and colSum16 are AddTo and ColSumAcc on float32 for
 // lengths (columns) that are positive multiples of 16 (vec512_amd64.s).
 //
 //go:noescape
 func add16(dst, a, b []float32)
-
-//go:noescape
-func acc16(dst, src []float32)
 
 //go:noescape
 func colSum16(dst, m []float32, rows int)

@@ -60,24 +60,6 @@ aloop:
 	VZEROUPPER
 	RET
 
-// func acc16(dst, src []float32)
-TEXT ·acc16(SB), NOSPLIT, $0-48
-	MOVQ dst_base+0(FP), DI
-	MOVQ dst_len+8(FP), CX
-	MOVQ src_base+24(FP), SI
-	SHRQ $4, CX
-
-cloop:
-	VMOVUPS (DI), Z0
-	VADDPS  (SI), Z0, Z1
-	VMOVUPS Z1, (DI)
-	ADDQ    $64, SI
-	ADDQ    $64, DI
-	DECQ    CX
-	JNZ     cloop
-	VZEROUPPER
-	RET
-
 // func colSum16(dst, m []float32, rows int)
 // Sixteen columns at a time, held in Z0 while the rows pass in order.
 TEXT ·colSum16(SB), NOSPLIT, $0-56

@@ -8,8 +8,6 @@ func dropMask16(r []uint64, x, m, o []float32, thr uint64, keep float32) {
 
 func add16(dst, a, b []float32) { panic("tensor: no assembly in this build") }
 
-func acc16(dst, src []float32) { panic("tensor: no assembly in this build") }
-
 func colSum16(dst, m []float32, rows int) { panic("tensor: no assembly in this build") }
 
 func fill16(dst []float32, v float32) { panic("tensor: no assembly in this build") }
