@@ -26,7 +26,10 @@
 // nothing outside C is touched. Where the CPU also has AVX-512F the same
 // micro-kernel runs on 512-bit registers (sgemm512_amd64.s: one register
 // per tile row, A broadcast from memory into the FMA), which gives every
-// element the same FMAs in the same order and so the AVX2 kernel's bits. Everywhere else, in the `noasm` build, or
+// element the same FMAs in the same order and so the AVX2 kernel's bits;
+// there, two full tiles side by side go through a 6×32 pair kernel
+// (kern6x32z: twelve FMA chains instead of six, enough to hide the FMA
+// latency on two pipes), again the same FMAs per element. Everywhere else, in the `noasm` build, or
 // after [ForceGonumGemm](true), float32 runs on gonum's blas32 (so
 // blas32.Use swaps it) and float64 always on blas64; [GemmKernel] says which.
 // Gemm tiles gonum's calls so that gonum never starts its own goroutines:

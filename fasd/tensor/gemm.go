@@ -58,7 +58,7 @@ func GemmWith[T Float](ws *GemmWorkspace, transA, transB bool, m, n, k int, alph
 			w = sgemmPool.Get().(*sgemmWork)
 			defer sgemmPool.Put(w)
 		}
-		sgemmPacked(w, asmKernel, transA, transB, m, n, k, float32(alpha), aa, lda, bb, ldb, float32(beta), cc, ldc)
+		sgemmPacked(w, asmKernel, asmKernel2, transA, transB, m, n, k, float32(alpha), aa, lda, bb, ldb, float32(beta), cc, ldc)
 		return
 	}
 	tA, tB := blas.NoTrans, blas.NoTrans

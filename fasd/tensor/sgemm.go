@@ -9,7 +9,9 @@ import (
 // of high-performance GEMMs: C is computed in blocks of at most ncBlk
 // columns and, per k-slice of at most kcBlk, in blocks of at most mcBlk rows;
 // the micro-kernel multiplies a kernM-row panel of op(A) by a kernN-column
-// panel of op(B) into a kernM×kernN tile of C held in registers.
+// panel of op(B) into a kernM×kernN tile of C held in registers. Where the
+// build has a pair kernel (kern2Func: AVX-512), two full tiles side by side
+// go through it in one pass, with the same arithmetic per element.
 //
 // The kernel reads A and B through strides, so most panels are used in place:
 // a non-transposed B row by row (ldb apart), A either way (row and column
@@ -35,6 +37,14 @@ const (
 // C[i][j] = c[i·ldc + j]. With beta == 0, C is not read; no
 // element of c outside the mr×nr window is read or written.
 type kernFunc func(k int, a []float32, ras, cas int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32, mr, nr int)
+
+// kern2Func computes two full kernM×kernN tiles side by side: for i < kernM
+// and j < 2·kernN, C[i][j] = alpha·Σ_{p<k} A[i][p]·B[p][j] + beta·C[i][j],
+// with A and C as in kernFunc and B[p][j] = b[p·ldb + j] for j < kernN and
+// b[boff + p·ldb + j − kernN] for the other kernN columns: exactly what two
+// kernFunc calls with mr = kernM, nr = kernN give, bit for bit. With
+// beta == 0, C is not read.
+type kern2Func func(k int, a []float32, ras, cas int, b []float32, boff, ldb int, c []float32, ldc int, alpha, beta float32)
 
 // packAllA reports whether every A panel of a block nc columns wide is
 // packed (true) or read in place (false). Packing makes the kernel's A reads
@@ -96,8 +106,9 @@ func GemmKernel() string {
 func useAsmKernel() bool { return haveAsmKernel && !forceGonum.Load() }
 
 // sgemmPacked is Gemm for float32 through the blocked driver, workspace w
-// and kern. It assumes m, n > 0.
-func sgemmPacked(w *sgemmWork, kern kernFunc, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+// and kern; with kern2 != nil, the full tiles of two adjacent full column
+// panels go through kern2 in one pass. It assumes m, n > 0.
+func sgemmPacked(w *sgemmWork, kern kernFunc, kern2 kern2Func, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if k == 0 || alpha == 0 {
 		scaleC(m, n, beta, c, ldc)
 		return
@@ -115,12 +126,23 @@ func sgemmPacked(w *sgemmWork, kern kernFunc, transA, transB bool, m, n, k int, 
 			for ic := 0; ic < m; ic += mcBlk {
 				mc := min(mcBlk, m-ic)
 				packA(w.a[:], transA, a, lda, ic, mc, pc, kc, allA)
-				for jr := 0; jr < nc; jr += kernN {
+				for jr := 0; jr < nc; {
 					nr := min(kernN, nc-jr)
-					bp, bs := w.b[jr*kc:(jr+kernN)*kc], kernN
+					pair := kern2 != nil && nc-jr >= 2*kernN
+					// The panel at jr, and with pair the one after it: the
+					// second starts boff values after the first, with the
+					// same stride (in place: kernN columns on; packed: the
+					// next kernN×kc panel).
+					bp, bs, boff := w.b[jr*kc:(jr+kernN)*kc], kernN, kernN*kc
+					if pair {
+						bp = w.b[jr*kc : (jr+2*kernN)*kc]
+					}
 					if !transB && nr == kernN {
 						o := pc*ldb + jc + jr
-						bp, bs = b[o:o+(kc-1)*ldb+kernN], ldb
+						bp, bs, boff = b[o:o+(kc-1)*ldb+kernN], ldb, kernN
+						if pair {
+							bp = b[o : o+(kc-1)*ldb+2*kernN]
+						}
 					}
 					for ir := 0; ir < mc; ir += kernM {
 						mr := min(kernM, mc-ir)
@@ -135,7 +157,20 @@ func sgemmPacked(w *sgemmWork, kern kernFunc, transA, transB bool, m, n, k int, 
 							ap, ras, cas = a[o:o+(kernM-1)*lda+kc], lda, 1
 						}
 						co := (ic+ir)*ldc + jc + jr
-						kern(kc, ap, ras, cas, bp, bs, c[co:co+(mr-1)*ldc+nr], ldc, alpha, bt, mr, nr)
+						switch {
+						case pair && mr == kernM:
+							kern2(kc, ap, ras, cas, bp, boff, bs, c[co:co+(mr-1)*ldc+2*kernN], ldc, alpha, bt)
+						case pair:
+							kern(kc, ap, ras, cas, bp, bs, c[co:co+(mr-1)*ldc+kernN], ldc, alpha, bt, mr, kernN)
+							kern(kc, ap, ras, cas, bp[boff:], bs, c[co+kernN:co+kernN+(mr-1)*ldc+kernN], ldc, alpha, bt, mr, kernN)
+						default:
+							kern(kc, ap, ras, cas, bp, bs, c[co:co+(mr-1)*ldc+nr], ldc, alpha, bt, mr, nr)
+						}
+					}
+					if pair {
+						jr += 2 * kernN
+					} else {
+						jr += kernN
 					}
 				}
 			}
@@ -251,6 +286,13 @@ func scaleC[T Float](m, n int, beta T, c []T, ldc int) {
 			row[j] *= beta
 		}
 	}
+}
+
+// kern2Go is the portable pair kernel with the kern2Func contract: kernGo
+// on each of the two tiles.
+func kern2Go(k int, a []float32, ras, cas int, b []float32, boff, ldb int, c []float32, ldc int, alpha, beta float32) {
+	kernGo(k, a, ras, cas, b, ldb, c, ldc, alpha, beta, kernM, kernN)
+	kernGo(k, a, ras, cas, b[boff:], ldb, c[kernN:], ldc, alpha, beta, kernM, kernN)
 }
 
 // kernGo is the portable micro-kernel with the kernFunc contract. Tests use

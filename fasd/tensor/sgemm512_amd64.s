@@ -182,3 +182,129 @@ masked:
 	ANDL    $0x7fffffff, R11
 
 	STOREROWS
+
+// WSTEP is one k step of kern6x32z: B's row in the two panels (Z12 from DI,
+// Z13 from DI+R10), then for each of the six rows of A one broadcast and two
+// FMAs, into Z0..Z5 (columns 0..15) and Z6..Z11 (columns 16..31). Each lane
+// gets ZSTEP's FMA on the same operands in the same order of k.
+#define WSTEP \
+	VMOVUPS      (DI), Z12 \
+	VMOVUPS      (DI)(R10*1), Z13 \
+	VBROADCASTSS (SI), Z14 \
+	VFMADD231PS  Z12, Z14, Z0 \
+	VFMADD231PS  Z13, Z14, Z6 \
+	VBROADCASTSS (SI)(R13*1), Z15 \
+	VFMADD231PS  Z12, Z15, Z1 \
+	VFMADD231PS  Z13, Z15, Z7 \
+	VBROADCASTSS (SI)(R13*2), Z14 \
+	VFMADD231PS  Z12, Z14, Z2 \
+	VFMADD231PS  Z13, Z14, Z8 \
+	VBROADCASTSS (BX), Z15 \
+	VFMADD231PS  Z12, Z15, Z3 \
+	VFMADD231PS  Z13, Z15, Z9 \
+	VBROADCASTSS (BX)(R13*1), Z14 \
+	VFMADD231PS  Z12, Z14, Z4 \
+	VFMADD231PS  Z13, Z14, Z10 \
+	VBROADCASTSS (BX)(R13*2), Z15 \
+	VFMADD231PS  Z12, Z15, Z5 \
+	VFMADD231PS  Z13, Z15, Z11 \
+	ADDQ         R11, SI \
+	ADDQ         R11, BX \
+	ADDQ         R9, DI
+
+// WROW stores row r of the pair tile (lo, hi) at DX and advances DX: with
+// beta ≠ ±0 (R12 ≠ 0) each value first gets one FMA with beta·C, as in
+// kern6x16z's full-tile store.
+#define WROW(lo, hi) \
+	TESTL       R12, R12 \
+	JZ          3(PC) \
+	VFMADD231PS (DX), Z15, lo \
+	VFMADD231PS 64(DX), Z15, hi \
+	VMOVUPS     lo, (DX) \
+	VMOVUPS     hi, 64(DX) \
+	ADDQ        R8, DX
+
+// func kern6x32z(k int, a []float32, ras, cas int, b []float32, boff, ldb int, c []float32, ldc int, alpha, beta float32)
+//
+// Two full 6×16 tiles side by side, C's columns 0..15 from the B panel at b
+// and 16..31 from the one at b[boff:] (both ldb apart): what two calls of
+// kern6x16z with mr = 6, nr = 16 compute, bit for bit, with twelve
+// independent FMA chains instead of six, so that the FMA units' latency is
+// hidden (six chains cover at most three quarters of it on two FMA pipes).
+TEXT ·kern6x32z(SB), NOSPLIT, $0-128
+	MOVQ k+0(FP), CX
+	MOVQ a_base+8(FP), SI
+	MOVQ ras+32(FP), R13
+	SHLQ $2, R13
+	MOVQ cas+40(FP), R11
+	SHLQ $2, R11
+	LEAQ (R13)(R13*2), BX
+	ADDQ SI, BX
+	MOVQ b_base+48(FP), DI
+	MOVQ boff+72(FP), R10
+	SHLQ $2, R10
+	MOVQ ldb+80(FP), R9
+	SHLQ $2, R9
+	MOVQ c_base+88(FP), DX
+	MOVQ ldc+112(FP), R8
+	SHLQ $2, R8
+
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+
+	CMPQ CX, $4
+	JLT  wtail
+
+wloop4:
+	WSTEP
+	WSTEP
+	WSTEP
+	WSTEP
+	SUBQ $4, CX
+	CMPQ CX, $4
+	JGE  wloop4
+
+wtail:
+	TESTQ CX, CX
+	JZ    wstore
+
+wloop1:
+	WSTEP
+	DECQ CX
+	JNZ  wloop1
+
+wstore:
+	VBROADCASTSS alpha+120(FP), Z14
+	VMULPS       Z14, Z0, Z0
+	VMULPS       Z14, Z1, Z1
+	VMULPS       Z14, Z2, Z2
+	VMULPS       Z14, Z3, Z3
+	VMULPS       Z14, Z4, Z4
+	VMULPS       Z14, Z5, Z5
+	VMULPS       Z14, Z6, Z6
+	VMULPS       Z14, Z7, Z7
+	VMULPS       Z14, Z8, Z8
+	VMULPS       Z14, Z9, Z9
+	VMULPS       Z14, Z10, Z10
+	VMULPS       Z14, Z11, Z11
+	VBROADCASTSS beta+124(FP), Z15
+	MOVL         beta+124(FP), R12
+	ANDL         $0x7fffffff, R12
+	WROW(Z0, Z6)
+	WROW(Z1, Z7)
+	WROW(Z2, Z8)
+	WROW(Z3, Z9)
+	WROW(Z4, Z10)
+	WROW(Z5, Z11)
+	VZEROUPPER
+	RET

@@ -26,6 +26,13 @@ func kern6x16(k int, a []float32, ras, cas int, b []float32, ldb int, c []float3
 //go:noescape
 func kern6x16z(k int, a []float32, ras, cas int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32, mr, nr int)
 
+// kern6x32z is the pair kernel of the AVX-512 build (sgemm512_amd64.s),
+// with the kern2Func contract: two full kern6x16z tiles in one pass, bit for
+// bit what two kern6x16z calls give.
+//
+//go:noescape
+func kern6x32z(k int, a []float32, ras, cas int, b []float32, boff, ldb int, c []float32, ldc int, alpha, beta float32)
+
 // asmKernel is the kernel Gemm uses when haveAsmKernel is true: the AVX-512
 // one where the CPU has it.
 var asmKernel kernFunc = pickAsmKernel()
@@ -35,6 +42,17 @@ func pickAsmKernel() kernFunc {
 		return kern6x16z
 	}
 	return kern6x16
+}
+
+// asmKernel2 is the pair kernel Gemm uses beside asmKernel: kern6x32z on
+// AVX-512, none on AVX2 (its 6×16 tile already has twelve accumulators).
+var asmKernel2 kern2Func = pickAsmKernel2()
+
+func pickAsmKernel2() kern2Func {
+	if haveAsm512 {
+		return kern6x32z
+	}
+	return nil
 }
 
 // asmKernelName names asmKernel for GemmKernel.

@@ -203,18 +203,65 @@ func TestGemm_Float32Property(t *testing.T) {
 // every build (the assembly kernel is then checked against kernGo).
 func TestSgemmPacked_GoKernelProperty(t *testing.T) {
 	rng := rand.New(rand.NewPCG(*gemmSeed, 3))
-	packed := func(g gemmCase, a, b, c []float32) {
-		if g.m == 0 || g.n == 0 {
-			return
+	for _, kern2 := range []kern2Func{nil, kern2Go} {
+		packed := func(g gemmCase, a, b, c []float32) {
+			if g.m == 0 || g.n == 0 {
+				return
+			}
+			sgemmPacked(new(sgemmWork), kernGo, kern2, g.tA, g.tB, g.m, g.n, g.k, g.alpha, a, g.lda, b, g.ldb, g.beta, c, g.ldc)
 		}
-		sgemmPacked(new(sgemmWork), kernGo, g.tA, g.tB, g.m, g.n, g.k, g.alpha, a, g.lda, b, g.ldb, g.beta, c, g.ldc)
+		for it := 0; it < 500; it++ {
+			checkGemm(t, rng, randGemmCase(rng), packed)
+		}
+		for _, sh := range gemmBigShapes {
+			g := gemmCase{m: sh[0], n: sh[1], k: sh[2], tA: true, lda: sh[0], ldb: sh[1], ldc: sh[1], alpha: 1, beta: 0.5}
+			checkGemm(t, rng, g, packed)
+		}
 	}
-	for it := 0; it < 500; it++ {
-		checkGemm(t, rng, randGemmCase(rng), packed)
+}
+
+// ensure that the driver gives the same bits with and without the pair
+// kernel (kern2Go is kernGo twice, so pairing must change no result), on
+// random shapes and on shapes with many full column-panel pairs and an odd
+// panel or a cut panel after them.
+func TestSgemmPacked_PairSameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(*gemmSeed, 11))
+	cases := make([]gemmCase, 0, 300)
+	for it := 0; it < 250; it++ {
+		cases = append(cases, randGemmCase(rng))
 	}
-	for _, sh := range gemmBigShapes {
-		g := gemmCase{m: sh[0], n: sh[1], k: sh[2], tA: true, lda: sh[0], ldb: sh[1], ldc: sh[1], alpha: 1, beta: 0.5}
-		checkGemm(t, rng, g, packed)
+	for _, sh := range [][3]int{{13, 32, 7}, {12, 48, 20}, {7, 63, 300}, {30, 97, 5}, {6, 530, 9}, {25, 1030, 3}} {
+		for tt := 0; tt < 4; tt++ {
+			g := gemmCase{m: sh[0], n: sh[1], k: sh[2], tA: tt&1 == 1, tB: tt&2 == 2, alpha: 0.75, beta: float32(tt) * 0.25}
+			g.lda, g.ldb, g.ldc = g.k+1, g.n+2, g.n+1
+			if g.tA {
+				g.lda = g.m + 1
+			}
+			if g.tB {
+				g.ldb = g.k + 2
+			}
+			cases = append(cases, g)
+		}
+	}
+	for _, g := range cases {
+		if g.m == 0 || g.n == 0 {
+			continue
+		}
+		var res [2][]float32
+		for v, kern2 := range []kern2Func{nil, kern2Go} {
+			r := rand.New(rand.NewPCG(*gemmSeed, 12))
+			var all []float32
+			checkGemm(t, r, g, func(g gemmCase, a, b, c []float32) {
+				sgemmPacked(new(sgemmWork), kernGo, kern2, g.tA, g.tB, g.m, g.n, g.k, g.alpha, a, g.lda, b, g.ldb, g.beta, c, g.ldc)
+				all = c
+			})
+			res[v] = all
+		}
+		for i := range res[0] {
+			if math.Float32bits(res[0][i]) != math.Float32bits(res[1][i]) {
+				t.Fatalf("%v: element %d = %v with the pair kernel, %v without", g, i, res[1][i], res[0][i])
+			}
+		}
 	}
 }
 
@@ -248,6 +295,60 @@ func TestKernel512_MatchesAVX2(t *testing.T) {
 	}
 	compareKernels(t, rng, kern6x16z, kern6x16, []int{0, 1, 2, 3, 4, 5, 7, 13, 64, 257}, nrs, true,
 		func(_ int, x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) })
+}
+
+// ensure that the AVX-512 pair kernel gives two kern6x16z tiles' results
+// bit for bit, writes nothing outside the 6×32 window of C (NaN guards and
+// padding), does not read C with beta == 0, and reads the second B panel at
+// boff, for every A layout, k around the unrolling and both beta paths,
+// with an overflowing product in one column of each panel.
+func TestKernel512Pair_MatchesSingle(t *testing.T) {
+	if !haveAsm512 {
+		t.Skip("no AVX-512 here")
+	}
+	rng := rand.New(rand.NewPCG(*gemmSeed, 10))
+	single := func(k int, a []float32, ras, cas int, b []float32, boff, ldb int, c []float32, ldc int, alpha, beta float32) {
+		kern6x16z(k, a, ras, cas, b, ldb, c, ldc, alpha, beta, kernM, kernN)
+		kern6x16z(k, a, ras, cas, b[boff:], ldb, c[kernN:], ldc, alpha, beta, kernM, kernN)
+	}
+	const ldc = 2*kernN + 3
+	for _, k := range []int{0, 1, 2, 3, 4, 5, 7, 13, 64, 257} {
+		for _, lay := range []struct{ ras, cas int }{{1, kernM}, {k + 2, 1}, {1, kernM + 3}} {
+			a := make([]float32, max(1, (kernM-1)*lay.ras+max(0, k-1)*lay.cas+1))
+			fill(rng, a, 1, len(a), len(a))
+			// Packed panels (stride kernN, the second kernN·k on) and
+			// panels in place (stride ldb, the second kernN on).
+			for _, bl := range []struct{ ldb, boff int }{{kernN, kernN * k}, {2*kernN + 5, kernN}, {3*kernN + 1, kernN + 7}} {
+				b := make([]float32, bl.boff+max(0, k-1)*bl.ldb+kernN)
+				fill(rng, b, 1, len(b), len(b))
+				if k > 2 {
+					a[0] = 3e38
+					b[bl.ldb+3], b[bl.boff+bl.ldb+kernN-1] = 3e38, -3e38
+				}
+				for _, beta := range []float32{0, 1, -0.5} {
+					all1, c1 := nanBuf(kernM, ldc)
+					if beta != 0 {
+						for i := 0; i < kernM; i++ {
+							for j := 0; j < 2*kernN; j++ {
+								c1[i*ldc+j] = float32(rng.Float64())
+							}
+						}
+					}
+					all2 := append([]float32(nil), all1...)
+					c2 := all2[gemmGuard : gemmGuard+len(c1)]
+					n := (kernM-1)*ldc + 2*kernN
+					kern6x32z(k, a, lay.ras, lay.cas, b, bl.boff, bl.ldb, c1[:n], ldc, 0.75, beta)
+					single(k, a, lay.ras, lay.cas, b, bl.boff, bl.ldb, c2[:n], ldc, 0.75, beta)
+					for i := range all1 {
+						if math.Float32bits(all1[i]) != math.Float32bits(all2[i]) && !(math.IsNaN(float64(all1[i])) && math.IsNaN(float64(all2[i]))) {
+							t.Fatalf("k=%d ras=%d cas=%d ldb=%d boff=%d beta=%v: element %d = %v, want %v",
+								k, lay.ras, lay.cas, bl.ldb, bl.boff, beta, i-gemmGuard, all1[i], all2[i])
+						}
+					}
+				}
+			}
+		}
+	}
 }
 
 // compareKernels runs kernels got and want on the same random A (three
