@@ -438,20 +438,31 @@ func TestGemm_NoAllocBlocked(t *testing.T) {
 	}
 }
 
-// BenchmarkGemm32 compares the float32 kernels on the network's shapes, one
-// goroutine: kernel=asm is Gemm's default (AVX-512 where the CPU has it),
+// BenchmarkGemm32 compares the float32 kernels on the network's shapes (the
+// score networks' and, from 672×64×64 on, f's: a batch of 32 subgraphs of
+// 21 nodes, hidden width 64, its three products and the GCN propagation),
+// one goroutine: kernel=asm is Gemm's default (AVX-512 where the CPU has
+// it), kernel=single the same without the pair kernel (6×16 tiles only),
 // kernel=avx2 the AVX2 micro-kernel in its place, kernel=gonum is
 // ForceGonumGemm.
 func BenchmarkGemm32(b *testing.B) {
 	for _, s := range [][5]int{
 		{21, 382, 191, 0, 0}, {1344, 382, 191, 0, 0}, {1344, 191, 382, 0, 1}, {191, 382, 1344, 1, 0},
 		{76, 441, 38, 1, 0}, {38, 441, 76, 0, 0}, {38, 76, 441, 0, 1}, {21, 96, 21, 0, 0}, {21, 21, 8, 0, 1}, {256, 256, 256, 0, 0},
+		{672, 64, 64, 0, 0}, {672, 64, 64, 0, 1}, {64, 64, 672, 1, 0}, {672, 64, 18, 0, 0}, {21, 64, 21, 0, 0},
 	} {
 		m, n, k, tA, tB := s[0], s[1], s[2], s[3] == 1, s[4] == 1
-		for _, kern := range []string{"asm", "avx2", "gonum"} {
+		for _, kern := range []string{"asm", "single", "avx2", "gonum"} {
 			b.Run(fmt.Sprintf("%dx%dx%d_tA%v_tB%v/kernel=%s", m, n, k, s[3], s[4], kern), func(b *testing.B) {
 				if kern != "gonum" && !haveAsmKernel {
 					b.Skip("no assembly kernel in this build")
+				}
+				if kern == "single" && asmKernel2 == nil {
+					b.Skip("no pair kernel in this build")
+				}
+				if kern == "single" || kern == "avx2" {
+					defer func(k kern2Func) { asmKernel2 = k }(asmKernel2)
+					asmKernel2 = nil
 				}
 				if kern == "avx2" {
 					defer func(k kernFunc) { asmKernel = k }(asmKernel)
