@@ -10,8 +10,9 @@ import (
 // columns and, per k-slice of at most kcBlk, in blocks of at most mcBlk rows;
 // the micro-kernel multiplies a kernM-row panel of op(A) by a kernN-column
 // panel of op(B) into a kernM×kernN tile of C held in registers. Where the
-// build has a pair kernel (kern2Func: AVX-512), two full tiles side by side
-// go through it in one pass, with the same arithmetic per element.
+// build has a pair kernel (kern2Func: AVX-512), the tiles of two adjacent
+// full column panels go through it in one pass, with the same arithmetic
+// per element.
 //
 // The kernel reads A and B through strides, so most panels are used in place:
 // a non-transposed B row by row (ldb apart), A either way (row and column
@@ -38,13 +39,14 @@ const (
 // element of c outside the mr×nr window is read or written.
 type kernFunc func(k int, a []float32, ras, cas int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32, mr, nr int)
 
-// kern2Func computes two full kernM×kernN tiles side by side: for i < kernM
+// kern2Func computes two kernN-column tiles side by side: for i < mr ≤ kernM
 // and j < 2·kernN, C[i][j] = alpha·Σ_{p<k} A[i][p]·B[p][j] + beta·C[i][j],
-// with A and C as in kernFunc and B[p][j] = b[p·ldb + j] for j < kernN and
-// b[boff + p·ldb + j − kernN] for the other kernN columns: exactly what two
-// kernFunc calls with mr = kernM, nr = kernN give, bit for bit. With
-// beta == 0, C is not read.
-type kern2Func func(k int, a []float32, ras, cas int, b []float32, boff, ldb int, c []float32, ldc int, alpha, beta float32)
+// with A and C as in kernFunc (all kernM rows of A are read) and
+// B[p][j] = b[p·ldb + j] for j < kernN and b[boff + p·ldb + j − kernN] for
+// the other kernN columns: exactly what two kernFunc calls with nr = kernN
+// give, bit for bit. With beta == 0, C is not read; no element of c outside
+// the mr×2·kernN window is read or written.
+type kern2Func func(k int, a []float32, ras, cas int, b []float32, boff, ldb int, c []float32, ldc int, alpha, beta float32, mr int)
 
 // packAllA reports whether every A panel of a block nc columns wide is
 // packed (true) or read in place (false). Packing makes the kernel's A reads
@@ -106,7 +108,7 @@ func GemmKernel() string {
 func useAsmKernel() bool { return haveAsmKernel && !forceGonum.Load() }
 
 // sgemmPacked is Gemm for float32 through the blocked driver, workspace w
-// and kern; with kern2 != nil, the full tiles of two adjacent full column
+// and kern; with kern2 != nil, the tiles of two adjacent full column
 // panels go through kern2 in one pass. It assumes m, n > 0.
 func sgemmPacked(w *sgemmWork, kern kernFunc, kern2 kern2Func, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if k == 0 || alpha == 0 {
@@ -158,11 +160,8 @@ func sgemmPacked(w *sgemmWork, kern kernFunc, kern2 kern2Func, transA, transB bo
 						}
 						co := (ic+ir)*ldc + jc + jr
 						switch {
-						case pair && mr == kernM:
-							kern2(kc, ap, ras, cas, bp, boff, bs, c[co:co+(mr-1)*ldc+2*kernN], ldc, alpha, bt)
 						case pair:
-							kern(kc, ap, ras, cas, bp, bs, c[co:co+(mr-1)*ldc+kernN], ldc, alpha, bt, mr, kernN)
-							kern(kc, ap, ras, cas, bp[boff:], bs, c[co+kernN:co+kernN+(mr-1)*ldc+kernN], ldc, alpha, bt, mr, kernN)
+							kern2(kc, ap, ras, cas, bp, boff, bs, c[co:co+(mr-1)*ldc+2*kernN], ldc, alpha, bt, mr)
 						default:
 							kern(kc, ap, ras, cas, bp, bs, c[co:co+(mr-1)*ldc+nr], ldc, alpha, bt, mr, nr)
 						}
@@ -290,9 +289,9 @@ func scaleC[T Float](m, n int, beta T, c []T, ldc int) {
 
 // kern2Go is the portable pair kernel with the kern2Func contract: kernGo
 // on each of the two tiles.
-func kern2Go(k int, a []float32, ras, cas int, b []float32, boff, ldb int, c []float32, ldc int, alpha, beta float32) {
-	kernGo(k, a, ras, cas, b, ldb, c, ldc, alpha, beta, kernM, kernN)
-	kernGo(k, a, ras, cas, b[boff:], ldb, c[kernN:], ldc, alpha, beta, kernM, kernN)
+func kern2Go(k int, a []float32, ras, cas int, b []float32, boff, ldb int, c []float32, ldc int, alpha, beta float32, mr int) {
+	kernGo(k, a, ras, cas, b, ldb, c, ldc, alpha, beta, mr, kernN)
+	kernGo(k, a, ras, cas, b[boff:], ldb, c[kernN:], ldc, alpha, beta, mr, kernN)
 }
 
 // kernGo is the portable micro-kernel with the kernFunc contract. Tests use

@@ -212,9 +212,10 @@ masked:
 	ADDQ         R11, BX \
 	ADDQ         R9, DI
 
-// WROW stores row r of the pair tile (lo, hi) at DX and advances DX: with
+// WROW stores a row of the pair tile (lo, hi) at DX and advances DX: with
 // beta ≠ ±0 (R12 ≠ 0) each value first gets one FMA with beta·C, as in
-// kern6x16z's full-tile store.
+// kern6x16z's stores. It counts the rows down in AX and ends the kernel
+// after the last one.
 #define WROW(lo, hi) \
 	TESTL       R12, R12 \
 	JZ          3(PC) \
@@ -222,16 +223,19 @@ masked:
 	VFMADD231PS 64(DX), Z15, hi \
 	VMOVUPS     lo, (DX) \
 	VMOVUPS     hi, 64(DX) \
-	ADDQ        R8, DX
+	ADDQ        R8, DX \
+	DECQ        AX \
+	JZ          wdone
 
-// func kern6x32z(k int, a []float32, ras, cas int, b []float32, boff, ldb int, c []float32, ldc int, alpha, beta float32)
+// func kern6x32z(k int, a []float32, ras, cas int, b []float32, boff, ldb int, c []float32, ldc int, alpha, beta float32, mr int)
 //
-// Two full 6×16 tiles side by side, C's columns 0..15 from the B panel at b
-// and 16..31 from the one at b[boff:] (both ldb apart): what two calls of
-// kern6x16z with mr = 6, nr = 16 compute, bit for bit, with twelve
-// independent FMA chains instead of six, so that the FMA units' latency is
-// hidden (six chains cover at most three quarters of it on two FMA pipes).
-TEXT ·kern6x32z(SB), NOSPLIT, $0-128
+// Two 16-column tiles side by side, C's columns 0..15 from the B panel at b
+// and 16..31 from the one at b[boff:] (both ldb apart), rows 0..mr−1 of
+// the six computed: what two calls of kern6x16z with nr = 16 compute, bit
+// for bit, with twelve independent FMA chains instead of six, so that the
+// FMA units' latency is hidden (six chains cover at most three quarters of
+// it on two FMA pipes).
+TEXT ·kern6x32z(SB), NOSPLIT, $0-136
 	MOVQ k+0(FP), CX
 	MOVQ a_base+8(FP), SI
 	MOVQ ras+32(FP), R13
@@ -300,11 +304,14 @@ wstore:
 	VBROADCASTSS beta+124(FP), Z15
 	MOVL         beta+124(FP), R12
 	ANDL         $0x7fffffff, R12
+	MOVQ         mr+128(FP), AX
 	WROW(Z0, Z6)
 	WROW(Z1, Z7)
 	WROW(Z2, Z8)
 	WROW(Z3, Z9)
 	WROW(Z4, Z10)
 	WROW(Z5, Z11)
+
+wdone:
 	VZEROUPPER
 	RET

@@ -27,11 +27,11 @@ func kern6x16(k int, a []float32, ras, cas int, b []float32, ldb int, c []float3
 func kern6x16z(k int, a []float32, ras, cas int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32, mr, nr int)
 
 // kern6x32z is the pair kernel of the AVX-512 build (sgemm512_amd64.s),
-// with the kern2Func contract: two full kern6x16z tiles in one pass, bit for
-// bit what two kern6x16z calls give.
+// with the kern2Func contract: two 16-column kern6x16z tiles in one pass,
+// bit for bit what two kern6x16z calls give.
 //
 //go:noescape
-func kern6x32z(k int, a []float32, ras, cas int, b []float32, boff, ldb int, c []float32, ldc int, alpha, beta float32)
+func kern6x32z(k int, a []float32, ras, cas int, b []float32, boff, ldb int, c []float32, ldc int, alpha, beta float32, mr int)
 
 // asmKernel is the kernel Gemm uses when haveAsmKernel is true: the AVX-512
 // one where the CPU has it.

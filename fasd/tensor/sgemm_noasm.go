@@ -27,8 +27,8 @@ func kern6x16z(k int, a []float32, ras, cas int, b []float32, ldb int, c []float
 	kernGo(k, a, ras, cas, b, ldb, c, ldc, alpha, beta, mr, nr)
 }
 
-func kern6x32z(k int, a []float32, ras, cas int, b []float32, boff, ldb int, c []float32, ldc int, alpha, beta float32) {
-	kern2Go(k, a, ras, cas, b, boff, ldb, c, ldc, alpha, beta)
+func kern6x32z(k int, a []float32, ras, cas int, b []float32, boff, ldb int, c []float32, ldc int, alpha, beta float32, mr int) {
+	kern2Go(k, a, ras, cas, b, boff, ldb, c, ldc, alpha, beta, mr)
 }
 
 func asmKernelName() string { return "gonum" }

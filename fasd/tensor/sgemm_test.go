@@ -298,18 +298,18 @@ func TestKernel512_MatchesAVX2(t *testing.T) {
 }
 
 // ensure that the AVX-512 pair kernel gives two kern6x16z tiles' results
-// bit for bit, writes nothing outside the 6×32 window of C (NaN guards and
+// bit for bit, writes nothing outside the mr×32 window of C (NaN guards and
 // padding), does not read C with beta == 0, and reads the second B panel at
-// boff, for every A layout, k around the unrolling and both beta paths,
-// with an overflowing product in one column of each panel.
+// boff, for every A layout, row count mr, k around the unrolling and both
+// beta paths, with an overflowing product in one column of each panel.
 func TestKernel512Pair_MatchesSingle(t *testing.T) {
 	if !haveAsm512 {
 		t.Skip("no AVX-512 here")
 	}
 	rng := rand.New(rand.NewPCG(*gemmSeed, 10))
-	single := func(k int, a []float32, ras, cas int, b []float32, boff, ldb int, c []float32, ldc int, alpha, beta float32) {
-		kern6x16z(k, a, ras, cas, b, ldb, c, ldc, alpha, beta, kernM, kernN)
-		kern6x16z(k, a, ras, cas, b[boff:], ldb, c[kernN:], ldc, alpha, beta, kernM, kernN)
+	single := func(k int, a []float32, ras, cas int, b []float32, boff, ldb int, c []float32, ldc int, alpha, beta float32, mr int) {
+		kern6x16z(k, a, ras, cas, b, ldb, c, ldc, alpha, beta, mr, kernN)
+		kern6x16z(k, a, ras, cas, b[boff:], ldb, c[kernN:], ldc, alpha, beta, mr, kernN)
 	}
 	const ldc = 2*kernN + 3
 	for _, k := range []int{0, 1, 2, 3, 4, 5, 7, 13, 64, 257} {
@@ -326,23 +326,25 @@ func TestKernel512Pair_MatchesSingle(t *testing.T) {
 					b[bl.ldb+3], b[bl.boff+bl.ldb+kernN-1] = 3e38, -3e38
 				}
 				for _, beta := range []float32{0, 1, -0.5} {
-					all1, c1 := nanBuf(kernM, ldc)
-					if beta != 0 {
-						for i := 0; i < kernM; i++ {
-							for j := 0; j < 2*kernN; j++ {
-								c1[i*ldc+j] = float32(rng.Float64())
+					for mr := 1; mr <= kernM; mr++ {
+						all1, c1 := nanBuf(kernM, ldc)
+						if beta != 0 {
+							for i := 0; i < mr; i++ {
+								for j := 0; j < 2*kernN; j++ {
+									c1[i*ldc+j] = float32(rng.Float64())
+								}
 							}
 						}
-					}
-					all2 := append([]float32(nil), all1...)
-					c2 := all2[gemmGuard : gemmGuard+len(c1)]
-					n := (kernM-1)*ldc + 2*kernN
-					kern6x32z(k, a, lay.ras, lay.cas, b, bl.boff, bl.ldb, c1[:n], ldc, 0.75, beta)
-					single(k, a, lay.ras, lay.cas, b, bl.boff, bl.ldb, c2[:n], ldc, 0.75, beta)
-					for i := range all1 {
-						if math.Float32bits(all1[i]) != math.Float32bits(all2[i]) && !(math.IsNaN(float64(all1[i])) && math.IsNaN(float64(all2[i]))) {
-							t.Fatalf("k=%d ras=%d cas=%d ldb=%d boff=%d beta=%v: element %d = %v, want %v",
-								k, lay.ras, lay.cas, bl.ldb, bl.boff, beta, i-gemmGuard, all1[i], all2[i])
+						all2 := append([]float32(nil), all1...)
+						c2 := all2[gemmGuard : gemmGuard+len(c1)]
+						n := (mr-1)*ldc + 2*kernN
+						kern6x32z(k, a, lay.ras, lay.cas, b, bl.boff, bl.ldb, c1[:n], ldc, 0.75, beta, mr)
+						single(k, a, lay.ras, lay.cas, b, bl.boff, bl.ldb, c2[:n], ldc, 0.75, beta, mr)
+						for i := range all1 {
+							if math.Float32bits(all1[i]) != math.Float32bits(all2[i]) && !(math.IsNaN(float64(all1[i])) && math.IsNaN(float64(all2[i]))) {
+								t.Fatalf("k=%d ras=%d cas=%d ldb=%d boff=%d beta=%v mr=%d: element %d = %v, want %v",
+									k, lay.ras, lay.cas, bl.ldb, bl.boff, beta, mr, i-gemmGuard, all1[i], all2[i])
+							}
 						}
 					}
 				}
