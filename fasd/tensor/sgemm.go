@@ -130,21 +130,19 @@ func sgemmPacked(w *sgemmWork, kern kernFunc, kern2 kern2Func, transA, transB bo
 				packA(w.a[:], transA, a, lda, ic, mc, pc, kc, allA)
 				for jr := 0; jr < nc; {
 					nr := min(kernN, nc-jr)
+					// With pair, the panel at jr and the one after it (pw
+					// columns in all): the second starts boff values after
+					// the first, with the same stride (in place: kernN
+					// columns on; packed: the next kernN×kc panel).
 					pair := kern2 != nil && nc-jr >= 2*kernN
-					// The panel at jr, and with pair the one after it: the
-					// second starts boff values after the first, with the
-					// same stride (in place: kernN columns on; packed: the
-					// next kernN×kc panel).
-					bp, bs, boff := w.b[jr*kc:(jr+kernN)*kc], kernN, kernN*kc
+					pw := kernN
 					if pair {
-						bp = w.b[jr*kc : (jr+2*kernN)*kc]
+						pw = 2 * kernN
 					}
+					bp, bs, boff := w.b[jr*kc:(jr+pw)*kc], kernN, kernN*kc
 					if !transB && nr == kernN {
 						o := pc*ldb + jc + jr
-						bp, bs, boff = b[o:o+(kc-1)*ldb+kernN], ldb, kernN
-						if pair {
-							bp = b[o : o+(kc-1)*ldb+2*kernN]
-						}
+						bp, bs, boff = b[o:o+(kc-1)*ldb+pw], ldb, kernN
 					}
 					for ir := 0; ir < mc; ir += kernM {
 						mr := min(kernM, mc-ir)
@@ -159,18 +157,13 @@ func sgemmPacked(w *sgemmWork, kern kernFunc, kern2 kern2Func, transA, transB bo
 							ap, ras, cas = a[o:o+(kernM-1)*lda+kc], lda, 1
 						}
 						co := (ic+ir)*ldc + jc + jr
-						switch {
-						case pair:
-							kern2(kc, ap, ras, cas, bp, boff, bs, c[co:co+(mr-1)*ldc+2*kernN], ldc, alpha, bt, mr)
-						default:
+						if pair {
+							kern2(kc, ap, ras, cas, bp, boff, bs, c[co:co+(mr-1)*ldc+pw], ldc, alpha, bt, mr)
+						} else {
 							kern(kc, ap, ras, cas, bp, bs, c[co:co+(mr-1)*ldc+nr], ldc, alpha, bt, mr, nr)
 						}
 					}
-					if pair {
-						jr += 2 * kernN
-					} else {
-						jr += kernN
-					}
+					jr += pw
 				}
 			}
 		}
