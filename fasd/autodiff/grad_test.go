@@ -92,6 +92,9 @@ func opCases() []opCase {
 		{"GCNProp", func(r *rand.Rand) []*p64 {
 			return []*p64{adtest.RandParam(r, "ahat", -1, 1, b, 2, n, n), adtest.RandParam(r, "p", -1, 1, b, n, 6), adtest.RandParam(r, "bias", -1, 1, 6)}
 		}, func(t *tp, in []*v64) *v64 { return t.GCNProp(in[0], in[1], in[2]) }},
+		{"LinearGCNProp", func(r *rand.Rand) []*p64 {
+			return []*p64{adtest.RandParam(r, "ahat", -1, 1, b, 2, n, n), adtest.RandParam(r, "x", -1, 1, b, n, 3), adtest.RandParam(r, "w", -1, 1, 3, 6), adtest.RandParam(r, "bias", -1, 1, 6)}
+		}, func(t *tp, in []*v64) *v64 { return t.LinearGCNProp(in[0], in[1], in[2], in[3]) }},
 		{"GCNLayerWrtA", func(r *rand.Rand) []*p64 {
 			return []*p64{clampedAdj(r, "a", b, n, -0.2, 1), adtest.RandParam(r, "h", -1, 1, b, n, 3), adtest.RandParam(r, "w", -1, 1, 3, 4), adtest.RandParam(r, "bias", -1, 1, 4)}
 		}, func(t *tp, in []*v64) *v64 {

@@ -111,46 +111,96 @@ func (t *Tape[T]) bwGCNNorm(n *node[T]) {
 // bias is (C·G) or nil, and out[b, :, cG:(c+1)G] = ahat[b,c]·p[b, :, cG:(c+1)G]
 // + bias. With C = 1 it is the propagation step Â·(H·W) + b of a GCN layer.
 func (t *Tape[T]) GCNProp(ahat, p, bias *Var[T]) *Var[T] {
-	as, ps := ahat.Value.Shape, p.Value.Shape
-	mats, nn := squareMats(as, "GCNProp")
-	if !(ps.Rank() == 3 && ps.Dim(0) == as.Dim(0) && ps.Dim(1) == nn) {
-		panicShape("GCNProp: ahat %v, p %v", as, ps)
+	ps := p.Value.Shape
+	bn, c, nn, g := gcnPropShape(ahat.Value.Shape, ps, bias, "GCNProp")
+	out := t.newVar(ps, anyReq(ahat, p, bias))
+	t.gcnPropItems(out, ahat, p, bias, 0, bn, c, g)
+	t.pushGCNProp(out, ahat, p, bias, bn, c, nn, g)
+	return out
+}
+
+// LinearGCNProp is GCNProp(ahat, Linear(x, w, nil), bias) for x (B, N, D)
+// and w (D, C·G), computed a few subgraphs at a time: each block of x·w is
+// propagated while it is still in cache, instead of after the whole (B, N,
+// C·G) product has been written out. It records the same two operations
+// with the same values (a row of x·w does not depend on the other rows), so
+// values and gradients are those of the two calls, bit for bit.
+func (t *Tape[T]) LinearGCNProp(ahat, x, w, bias *Var[T]) *Var[T] {
+	xs, ws := x.Value.Shape, w.Value.Shape
+	if !(ws.Rank() == 2 && xs.Rank() == 3 && xs.Dim(2) == ws.Dim(0)) {
+		panicShape("LinearGCNProp: x %v, w %v", xs, ws)
 	}
-	bn := ps.Dim(0)
-	c := 1
+	in, cg := ws.Dim(0), ws.Dim(1)
+	ps := xs.WithDim(-1, cg)
+	bn, c, nn, g := gcnPropShape(ahat.Value.Shape, ps, bias, "LinearGCNProp")
+	p := t.newVar(ps, anyReq(x, w))
+	out := t.newVar(ps, anyReq(ahat, p, bias))
+	xd, wd, pd := x.Value.Data, w.Value.Data, p.Value.Data
+	step := max(1, propBlockElems/max(1, nn*cg))
+	for b0 := 0; b0 < bn; b0 += step {
+		b1 := min(bn, b0+step)
+		t.gemm(false, false, (b1-b0)*nn, cg, in, 1, xd[b0*nn*in:], in, wd, cg, 0, pd[b0*nn*cg:], cg)
+		t.gcnPropItems(out, ahat, p, bias, b0, b1, c, g)
+	}
+	n := t.push(opLinear)
+	n.out, n.a, n.b, n.c = p, x, w, nil
+	n.i[0], n.i[1], n.i[2] = bn*nn, in, cg
+	t.pushGCNProp(out, ahat, p, bias, bn, c, nn, g)
+	return out
+}
+
+// propBlockElems is about how many values of x·w LinearGCNProp computes
+// before propagating them (256 KiB of float32, as much again for the
+// output): a block that stays in a core's L2.
+var propBlockElems = 64 << 10
+
+// gcnPropShape checks GCNProp's operands and returns the number of
+// subgraphs B, channels C, nodes N and columns per channel G.
+func gcnPropShape[T Float](as, ps tensor.Shape, bias *Var[T], op string) (bn, c, nn, g int) {
+	mats, nn := squareMats(as, op)
+	if !(ps.Rank() == 3 && ps.Dim(0) == as.Dim(0) && ps.Dim(1) == nn) {
+		panicShape("%s: ahat %v, p %v", op, as, ps)
+	}
+	bn = ps.Dim(0)
+	c = 1
 	if bn > 0 {
 		c = mats / bn
 	}
 	cg := ps.Dim(2)
 	if !(c > 0 && cg%c == 0) {
-		panicShape("GCNProp: %d columns for %d channels", cg, c)
+		panicShape("%s: %d columns for %d channels", op, cg, c)
 	}
-	g := cg / c
-	if bias != nil {
-		if !(bias.Value.Shape.Len() == cg) {
-			panicShape("GCNProp: bias %v for %d columns", bias.Value.Shape, cg)
-		}
+	if bias != nil && !(bias.Value.Shape.Len() == cg) {
+		panicShape("%s: bias %v for %d columns", op, bias.Value.Shape, cg)
 	}
-	out := t.newVar(ps, anyReq(ahat, p, bias))
+	return bn, c, nn, cg / c
+}
+
+// gcnPropItems computes GCNProp's output for subgraphs [b0, b1).
+func (t *Tape[T]) gcnPropItems(out, ahat, p, bias *Var[T], b0, b1, c, g int) {
+	nn := p.Value.Shape.Dim(1)
+	cg := c * g
 	od, ad, pd := out.Value.Data, ahat.Value.Data, p.Value.Data
 	var beta T
 	if bias != nil {
-		for r := 0; r < bn*nn; r++ {
+		for r := b0 * nn; r < b1*nn; r++ {
 			copy(od[r*cg:(r+1)*cg], bias.Value.Data)
 		}
 		beta = 1
 	}
-	for bi := 0; bi < bn; bi++ {
+	for bi := b0; bi < b1; bi++ {
 		for ci := 0; ci < c; ci++ {
 			ao := (bi*c + ci) * nn * nn
 			po := bi*nn*cg + ci*g
 			t.gemm(false, false, nn, g, nn, 1, ad[ao:], nn, pd[po:], cg, beta, od[po:], cg)
 		}
 	}
+}
+
+func (t *Tape[T]) pushGCNProp(out, ahat, p, bias *Var[T], bn, c, nn, g int) {
 	nd := t.push(opGCNProp)
 	nd.out, nd.a, nd.b, nd.c = out, ahat, p, bias
 	nd.i[0], nd.i[1], nd.i[2], nd.i[3] = bn, c, nn, g
-	return out
 }
 
 func (t *Tape[T]) bwGCNProp(n *node[T]) {

@@ -82,7 +82,7 @@ func NewGCNRoot[T tensor.Float](name string, in, out int, rng *rand.Rand) *GCN[T
 // Forward computes Â·(h·W) + b, plus h·R with a root weight; ahat is the
 // normalised adjacency (B, N, N).
 func (g *GCN[T]) Forward(t *Tape[T], ahat, h *Var[T]) *Var[T] {
-	out := t.GCNProp(ahat, t.Linear(h, t.Param(g.W), nil), t.Param(g.B))
+	out := t.LinearGCNProp(ahat, h, t.Param(g.W), t.Param(g.B))
 	if g.R == nil {
 		return out
 	}
