@@ -83,26 +83,47 @@ func trainInput(ctx context.Context, v *index.View, cfg *pipeline.Config, withGr
 	}
 	total := len(roots)
 	var err error
+	if withGraph || cfg.NeedsScopeChoice() {
+		if in.Graph, err = fullGraph(ctx, v, x); err != nil {
+			return nil, 0, err
+		}
+	}
+	// sample.scope = "auto" settles the sampling before it starts.
+	if in.Scope, err = pipeline.ChooseScope(ctx, cfg, in); err != nil {
+		return nil, 0, err
+	}
+	if !withGraph {
+		in.Graph = nil
+	}
 	if in.Subgraphs, err = sampleRoots(ctx, v, cfg, d, src, pickRoots(roots, limit, cfg.Seed), false, onSample); err != nil {
 		return nil, 0, err
 	}
 	in.Features = x
-	if withGraph {
-		g := &pipeline.FullGraph{X: x}
-		var nb []uint32
-		for u := 0; u < n; u++ {
-			if nb, err = v.Neighbors(uint32(u), nb[:0]); err != nil {
-				return nil, 0, fmt.Errorf("neighbours of %d: %w", u, err)
-			}
-			for _, w := range nb {
-				if uint32(u) < w {
-					g.Edges = append(g.Edges, [2]uint32{uint32(u), w})
-				}
+	return in, total, nil
+}
+
+// fullGraph reads every edge of v once (u < w) for the full-graph networks,
+// with x (all nodes' features) as their features.
+func fullGraph(ctx context.Context, v *index.View, x []float32) (*pipeline.FullGraph, error) {
+	g := &pipeline.FullGraph{X: x}
+	var nb []uint32
+	var err error
+	for u := 0; u < v.NumNodes(); u++ {
+		if u%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
 			}
 		}
-		in.Graph = g
+		if nb, err = v.Neighbors(uint32(u), nb[:0]); err != nil {
+			return nil, fmt.Errorf("neighbours of %d: %w", u, err)
+		}
+		for _, w := range nb {
+			if uint32(u) < w {
+				g.Edges = append(g.Edges, [2]uint32{uint32(u), w})
+			}
+		}
 	}
-	return in, total, nil
+	return g, nil
 }
 
 // TrainOptions configure Train.
@@ -182,7 +203,7 @@ func Train(ctx context.Context, g *index.Graph, cfg pipeline.Config, opt *TrainO
 	}
 	var in *pipeline.Input
 	var total int
-	if opt.EstimateOnly && !withGraph {
+	if opt.EstimateOnly && !withGraph && !cfg.NeedsScopeChoice() {
 		in, total, err = estimateInput(ctx, view, &cfg, limit, opt.onSample)
 	} else {
 		in, total, err = trainInput(ctx, view, &cfg, withGraph, limit, opt.onSample)

@@ -48,6 +48,10 @@ type SampleConfig struct {
 	Fanout   int    `toml:"fanout"`    // k
 	Edges    string `toml:"edges"`     // a fasd.EdgeMode name
 	MaxNodes int    `toml:"max_nodes"` // 0: no cap
+	// Scope is "fixed" (sample as the fields above say) or "auto" (the
+	// wide scope where the neighbourhood carries the label, decided on
+	// the validation nodes before sampling: ChooseScope).
+	Scope string `toml:"scope"`
 }
 
 // TrainConfig is the training schedule of a plain classifier-like model
@@ -391,7 +395,7 @@ func Preset(name string) (Config, error) {
 		Preset:  name,
 		Seed:    0,
 		Workers: 2,
-		Sample:  SampleConfig{Mode: "alg3", Depth: 2, Fanout: 10, Edges: "sampled"},
+		Sample:  SampleConfig{Mode: "alg3", Depth: 2, Fanout: 10, Edges: "sampled", Scope: string(SampleFixed)},
 		Sens:    TrainConfig{Epochs: 500, LR: 1e-4, Batch: 64, Dropout: 0.1, Hidden: 64, Scope: ScopeAll},
 		Diffusion: DiffusionConfig{
 			BetaMinX: 0.1, BetaMaxX: 1.0, BetaMinA: 0.1, BetaMaxA: 1.0,

@@ -188,6 +188,21 @@ const (
 	ScopeTrain SensScope = "train" // training nodes only
 )
 
+// SampleScope is the value of sample.scope: whether the sampling is the
+// configured one or chosen per graph before sampling (ChooseScope).
+type SampleScope string
+
+const (
+	// SampleFixed samples as sample.mode, depth, fanout, max_nodes and
+	// edges say.
+	SampleFixed SampleScope = "fixed"
+	// SampleAuto takes the wide scope (2 hops, every edge among at most
+	// 50 members) where the full-graph GCN ranks the validation nodes
+	// better than the MLP by a margin, and the configured sampling
+	// otherwise.
+	SampleAuto SampleScope = "auto"
+)
+
 // MLPAct is the value of score.mlp_act: the activation of s_θ's MLP_X.
 type MLPAct string
 
@@ -204,6 +219,7 @@ var enums = []struct {
 }{
 	{"sample.mode", fasd.SamplerMode(0).Names()},
 	{"sample.edges", fasd.EdgeMode(0).Names()},
+	{"sample.scope", names(SampleFixed, SampleAuto)},
 	{"sens.scope", names(ScopeAll, ScopeTrain)},
 	{"diffusion.gamma", fasd.GammaMode(0).Names()},
 	{"score.mlp_act", names(ActReLU, ActELU)},

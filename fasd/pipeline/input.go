@@ -49,6 +49,9 @@ type Input struct {
 	FeatureNames []string
 	// Graph is the full graph for the GCN baseline (optional otherwise).
 	Graph *FullGraph
+	// Scope is what sample.scope = "auto" chose before the subgraphs were
+	// sampled (ChooseScope), copied to Result.Scope; nil otherwise.
+	Scope *ScopeChoice
 }
 
 // FullGraph is the whole graph for the full-graph GCN baseline: undirected

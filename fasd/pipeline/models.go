@@ -321,6 +321,7 @@ func UnmarshalModels(b []byte) (*Models, error) {
 	// Bundles written before a key existed decode with that key's
 	// behaviour of the time: the paper's epochs schedule and reverse SDE.
 	cfg := Config{
+		Sample:     SampleConfig{Scope: string(SampleFixed)},
 		Classifier: ClassifierConfig{Decision: string(DecisionHalf), Select: string(SelectAcc), Readout: string(ReadoutMean), FallbackFASD: string(FallbackOff), Arch: string(ArchGCN), Head: string(HeadMLP)},
 		Score:      ScoreConfig{Schedule: "epochs", Evals: 20, HoldOut: 0.1},
 		Debias:     DebiasConfig{Reverse: "sde", GuideSteps: 3, GuideTol: 0.05, GuideNet: "gsen", GuideRounds: 1},

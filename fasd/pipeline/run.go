@@ -21,13 +21,15 @@ type Result struct {
 	Variants     []VariantResult `json:"variants"`
 	// GSenLoss is g_sen's last-epoch training loss and MeanLSen the mean
 	// L_sen per subgraph under the frozen g_sen (before debiasing).
-	GSenLoss    Num           `json:"gsen_loss"`
-	MeanLSen    Num           `json:"mean_lsen"`
-	Score       *ScoreStats   `json:"score,omitempty"`
-	ScoreNoFair *ScoreStats   `json:"score_nofair,omitempty"`
-	Diagnostics *Diagnostics  `json:"diagnostics,omitempty"`
-	Timings     []StageTiming `json:"timings"`
-	Models      *Models       `json:"-"`
+	GSenLoss    Num          `json:"gsen_loss"`
+	MeanLSen    Num          `json:"mean_lsen"`
+	Score       *ScoreStats  `json:"score,omitempty"`
+	ScoreNoFair *ScoreStats  `json:"score_nofair,omitempty"`
+	Diagnostics *Diagnostics `json:"diagnostics,omitempty"`
+	// Scope is the choice of sample.scope = "auto" (Input.Scope).
+	Scope   *ScopeChoice  `json:"scope,omitempty"`
+	Timings []StageTiming `json:"timings"`
+	Models  *Models       `json:"-"`
 }
 
 // Variant returns the result of variant v, or nil.
@@ -116,7 +118,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 	orig := originalView(sgs, in.D, in.Features)
 	sd := deriveSeeds(cfg.Seed)
 	d := in.D
-	res := &Result{Config: cfg, NumSubgraphs: len(sgs), GSenLoss: Num(math.NaN()), MeanLSen: Num(math.NaN())}
+	res := &Result{Config: cfg, NumSubgraphs: len(sgs), GSenLoss: Num(math.NaN()), MeanLSen: Num(math.NaN()), Scope: in.Scope}
 	for _, g := range sgs {
 		res.MeanNodes += float64(g.N())
 		res.MeanEdges += float64(g.NumEdges())

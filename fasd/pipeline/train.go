@@ -38,6 +38,8 @@ const (
 	// purposeArch draws the bootstrap resamples of classifier.arch =
 	// "auto" (derived from f's training seed).
 	purposeArch = 121
+	// purposeScope seeds the networks of sample.scope = "auto".
+	purposeScope = 122
 )
 
 // padBuf is one padded batch: X (B×N×D), A (B×N×N) and the node mask,

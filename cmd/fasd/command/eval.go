@@ -161,8 +161,11 @@ type EvalReport struct {
 	Variants   []EvalVariant `json:"variants"`
 	// Score holds, per seed (in the order of Seeds), FASD's score-network
 	// training statistics; absent when fasd was not evaluated.
-	Score   []*pipeline.ScoreStats `json:"score,omitempty"`
-	Seconds float64                `json:"seconds"`
+	Score []*pipeline.ScoreStats `json:"score,omitempty"`
+	// Scope holds, per seed, the choice of sample.scope = "auto"; absent
+	// when the sampling was fixed.
+	Scope   []*pipeline.ScopeChoice `json:"scope,omitempty"`
+	Seconds float64                 `json:"seconds"`
 }
 
 // cfOf is a variant's counterfactual share (NaN when not measured).
@@ -445,6 +448,10 @@ func newEvalCommand() *cobra.Command {
 				in, err := runs.TrainInput(cmd.Context(), view, &c, withGraph)
 				if err != nil {
 					return fmt.Errorf("eval seed %d: %w", c.Seed, err)
+				}
+				if in.Scope != nil {
+					fmt.Fprintf(errOut, "  scope: %s\n", in.Scope)
+					rep.Scope = append(rep.Scope, in.Scope)
 				}
 				sp := &stageProgress{w: errOut}
 				popt := &pipeline.Options{Variants: variants, Retune: retune, Probe: o.Probe, Callbacks: sp.callbacks(), Scratch: scratchFor(o.Spill),

@@ -346,6 +346,9 @@ of every stage.
 				Variants: variants, Diagnostics: o.Diagnostics, NoSave: o.NoSave, Callbacks: sp.callbacks(), Scratch: scratchFor(o.Spill),
 				EstimateOnly: o.EstimateOnly,
 				Sampled: func(in *pipeline.Input, d time.Duration) {
+					if in.Scope != nil {
+						fmt.Fprintf(errOut, "scope: %s\n", in.Scope)
+					}
 					fmt.Fprintf(errOut, "sampled %d subgraphs in %s\n", len(in.Subgraphs), d.Round(time.Millisecond))
 				},
 				Estimated: func(est *pipeline.Estimate) {

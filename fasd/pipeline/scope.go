@@ -1,0 +1,142 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fasd-db/fasd/fasd"
+)
+
+// Parameters of sample.scope = "auto" (docs/results/scope-auto-rule.md).
+const (
+	// scopeNets is how many full-graph GCNs and how many MLPs ChooseScope
+	// trains (each with its own seed) on a graph with at most
+	// scopeSmallVal validation nodes; with more, proportionally fewer
+	// (at least one of each): the spread of a network's validation AUC
+	// shrinks as the splits grow.
+	scopeNets     = 10
+	scopeSmallVal = 500
+	// scopeMargin is the mean validation ROC AUC by which the GCN must
+	// beat the MLP for the wide scope to be taken.
+	scopeMargin = 0.01
+)
+
+// The wide scope (ShaDow-style): every edge among at most wideMaxNodes
+// members of the root's 2-hop neighbourhood, wideFanout neighbours drawn
+// per node and hop.
+const (
+	wideMode     = "hop"
+	wideDepth    = 2
+	wideFanout   = 10
+	wideMaxNodes = 50
+	wideEdges    = "induced"
+)
+
+// ScopeChoice is what sample.scope = "auto" read and chose (ChooseScope).
+// AUCs are fractions; figures it did not reach are NaN (null in JSON).
+type ScopeChoice struct {
+	// Wide says the wide scope was taken; otherwise the configured
+	// sampling was kept.
+	Wide bool `json:"wide"`
+	// Nets is how many GCNs and how many MLPs were trained.
+	Nets int `json:"nets"`
+	// GCNAUC and MLPAUC are the mean validation ROC AUCs of the GCNs and
+	// of the MLPs, each at its selected epoch; Margin is the difference
+	// the wide scope needs.
+	GCNAUC Num `json:"gcn_auc"`
+	MLPAUC Num `json:"mlp_auc"`
+	Margin Num `json:"margin"`
+}
+
+// Gain is GCNAUC − MLPAUC.
+func (s *ScopeChoice) Gain() float64 { return float64(s.GCNAUC) - float64(s.MLPAUC) }
+
+// String is a one-line account, e.g. "wide (mean validation AUC of 10
+// GCNs 0.853 against 10 MLPs 0.831: +0.022 ≥ 0.010)".
+func (s *ScopeChoice) String() string {
+	what, cmp := "paper's sampling", "<"
+	if s.Wide {
+		what, cmp = "wide", "≥"
+	}
+	return fmt.Sprintf("%s (mean validation AUC of %d GCNs %.3f against %d MLPs %.3f: %+.3f %s %.3f)",
+		what, s.Nets, float64(s.GCNAUC), s.Nets, float64(s.MLPAUC), s.Gain(), cmp, float64(s.Margin))
+}
+
+// NeedsScopeChoice says whether cfg asks for ChooseScope before sampling.
+func (c *Config) NeedsScopeChoice() bool { return SampleScope(c.Sample.Scope) == SampleAuto }
+
+// scopeNetCount is the number of networks per side for nval validation
+// nodes: scopeNets up to scopeSmallVal, then proportionally fewer, at
+// least one.
+func scopeNetCount(nval int) int {
+	if nval <= scopeSmallVal {
+		return scopeNets
+	}
+	return max(1, scopeNets*scopeSmallVal/nval)
+}
+
+// ChooseScope resolves sample.scope = "auto" before sampling: does the
+// neighbourhood carry the label on this graph? It trains the baseline's
+// network on the full graph (the gcn variant) and without it (the mlp
+// variant), scopeNetCount times each with the baseline schedule and seeds
+// derived from cfg.Seed, and compares their mean validation ROC AUC at the
+// selected epochs. When the GCNs' is higher by at least scopeMargin, cfg's
+// sampling becomes the wide scope (2 hops, every edge among at most 50
+// members); otherwise it keeps its sampling. Either way sample.scope
+// becomes "fixed", so that cfg reproduces the sampling it chose. in needs
+// the node records and Graph, not subgraphs; no test label is read (the
+// networks' epochs are selected on the validation nodes). A config that
+// does not ask for the choice is left alone (nil choice).
+func ChooseScope(ctx context.Context, cfg *Config, in *Input) (*ScopeChoice, error) {
+	if !cfg.NeedsScopeChoice() {
+		return nil, nil
+	}
+	if in.Graph == nil {
+		return nil, fmt.Errorf("%w: sample.scope = %q needs Input.Graph", ErrInput, SampleAuto)
+	}
+	n := in.NumNodes
+	if n < 1 || in.D < 1 || len(in.Labels) != n || len(in.Sens) != n || len(in.Split) != n || len(in.Graph.X) != n*in.D {
+		return nil, fmt.Errorf("%w: %d nodes, D=%d, |labels|=%d |sens|=%d |split|=%d |x|=%d",
+			ErrInput, n, in.D, len(in.Labels), len(in.Sens), len(in.Split), len(in.Graph.X))
+	}
+	var train, val []uint32
+	for u, s := range in.Split {
+		switch s {
+		case fasd.SplitTrain:
+			train = append(train, uint32(u))
+		case fasd.SplitVal:
+			val = append(val, uint32(u))
+		}
+	}
+	if len(train) == 0 || len(val) == 0 {
+		return nil, fmt.Errorf("%w: split has %d train and %d val nodes", ErrInput, len(train), len(val))
+	}
+	// No test node is passed: the selectors measure the nodes they are
+	// given, and the choice reads only the validation metrics.
+	ev := newEvalData(cfg, in, train, val, nil)
+	rep := &reporter{}
+	ch := &ScopeChoice{Nets: scopeNetCount(len(val)), Margin: scopeMargin}
+	var gcn, mlp float64
+	for i := 0; i < ch.Nets; i++ {
+		seed := fasd.DeriveSeed(fasd.DeriveSeed(cfg.Seed, purposeScope), uint64(i))
+		rg, err := trainFullGraph(ctx, cfg, in, in.Graph.Edges, in.Graph.X, nil, train, ev, VariantGCN, seed, rep)
+		if err != nil {
+			return nil, fmt.Errorf("scope choice: gcn %d: %w", i, err)
+		}
+		rm, err := trainFullGraph(ctx, cfg, in, nil, in.Graph.X, nil, train, ev, VariantMLP, seed, rep)
+		if err != nil {
+			return nil, fmt.Errorf("scope choice: mlp %d: %w", i, err)
+		}
+		gcn += float64(rg.Val.AUC)
+		mlp += float64(rm.Val.AUC)
+	}
+	ch.GCNAUC, ch.MLPAUC = Num(gcn/float64(ch.Nets)), Num(mlp/float64(ch.Nets))
+	// NaN (a validation class with no node) keeps the configured sampling.
+	ch.Wide = ch.Gain() >= scopeMargin
+	if ch.Wide {
+		cfg.Sample.Mode, cfg.Sample.Depth, cfg.Sample.Fanout = wideMode, wideDepth, wideFanout
+		cfg.Sample.MaxNodes, cfg.Sample.Edges = wideMaxNodes, wideEdges
+	}
+	cfg.Sample.Scope = string(SampleFixed)
+	return ch, nil
+}
