@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/fasd-db/fasd/fasd/pipeline"
@@ -185,5 +186,44 @@ func TestTrain_RootReadoutNotServed(t *testing.T) {
 	cfg.Classifier.Readout = string(pipeline.ReadoutRoot)
 	if _, _, err := Train(context.Background(), g, cfg, nil); !errors.Is(err, pipeline.ErrConfig) {
 		t.Fatalf("Train with classifier.readout = root: %v, want ErrConfig", err)
+	}
+}
+
+// ensure that sample.scope = "auto" is settled before sampling and that
+// the models are stored with the sampling they were trained on (the query
+// engine samples with it), on a graph whose labels follow the edges.
+func TestTrain_ScopeAutoStoresTheChoice(t *testing.T) {
+	sc := synth.Small()
+	sc.Nodes = 120
+	sc.LabelHomophily, sc.Signal = 0.95, 0.1 // the label is in the edges
+	s, g := synthGraph(t, sc, "pokec")
+	cfg := e2eConfig(t, 1)
+	cfg.Score.Epochs = 1
+	cfg.Classifier.Epochs = 5
+	cfg.Baseline.Epochs = 60
+	cfg.Sample.Scope = string(pipeline.SampleAuto)
+	rec, res, err := Train(context.Background(), g, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Scope == nil || !res.Scope.Wide {
+		t.Fatalf("scope choice %v, want wide", res.Scope)
+	}
+	if res.Config.Sample.Scope != string(pipeline.SampleFixed) || res.Config.Sample.Mode != "hop" || res.Config.Sample.Edges != "induced" {
+		t.Fatalf("result config sample %+v, want the wide scope, fixed", res.Config.Sample)
+	}
+	m, err := LoadLatest(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Info().Sample; got != res.Config.SampleOptions() {
+		t.Errorf("served sampling %+v, trained %+v", got, res.Config.SampleOptions())
+	}
+	var stored pipeline.Config
+	if err := stored.LoadTOML("record", strings.NewReader(rec.Config)); err != nil {
+		t.Fatal(err)
+	}
+	if stored.Sample != res.Config.Sample {
+		t.Errorf("stored sample config %+v, want %+v", stored.Sample, res.Config.Sample)
 	}
 }

@@ -306,6 +306,11 @@ JSON (--json): an object with
   level        0.95      confidence level of the intervals
   references   [string]  the references used
   seconds      wall time of all runs
+  scope        [object]  sample.scope = "auto": per seed, what the choice
+               read and chose: wide (bool: the wide scope was taken), nets
+               (GCNs and MLPs trained), gcn_auc and mlp_auc (their mean
+               validation ROC AUCs, fractions) and margin (the gain the wide
+               scope needs); absent when the sampling was fixed
   variants     [object], each with
     name        variant name (fasd, no_diffusion, gcn, fasd_gcn, fasd_prop, …, fasd@…)
     acc, auc, f1, macro_f1, dp, eo {mean, std, per_seed}  ×100; std is
