@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/fasd-db/fasd/fasd"
 )
@@ -46,20 +47,23 @@ type ScopeChoice struct {
 	GCNAUC Num `json:"gcn_auc"`
 	MLPAUC Num `json:"mlp_auc"`
 	Margin Num `json:"margin"`
+	// Seconds is the wall time the choice took.
+	Seconds float64 `json:"seconds"`
 }
 
 // Gain is GCNAUC − MLPAUC.
 func (s *ScopeChoice) Gain() float64 { return float64(s.GCNAUC) - float64(s.MLPAUC) }
 
 // String is a one-line account, e.g. "wide (mean validation AUC of 10
-// GCNs 0.853 against 10 MLPs 0.831: +0.022 ≥ 0.010)".
+// GCNs 0.853 against 10 MLPs 0.831: +0.022 ≥ 0.010; 1.52s)".
 func (s *ScopeChoice) String() string {
 	what, cmp := "paper's sampling", "<"
 	if s.Wide {
 		what, cmp = "wide", "≥"
 	}
-	return fmt.Sprintf("%s (mean validation AUC of %d GCNs %.3f against %d MLPs %.3f: %+.3f %s %.3f)",
-		what, s.Nets, float64(s.GCNAUC), s.Nets, float64(s.MLPAUC), s.Gain(), cmp, float64(s.Margin))
+	return fmt.Sprintf("%s (mean validation AUC of %d GCNs %.3f against %d MLPs %.3f: %+.3f %s %.3f; %s)",
+		what, s.Nets, float64(s.GCNAUC), s.Nets, float64(s.MLPAUC), s.Gain(), cmp, float64(s.Margin),
+		time.Duration(s.Seconds*float64(time.Second)).Round(time.Millisecond))
 }
 
 // NeedsScopeChoice says whether cfg asks for ChooseScope before sampling.
@@ -113,6 +117,7 @@ func ChooseScope(ctx context.Context, cfg *Config, in *Input) (*ScopeChoice, err
 	}
 	// No test node is passed: the selectors measure the nodes they are
 	// given, and the choice reads only the validation metrics.
+	start := time.Now()
 	ev := newEvalData(cfg, in, train, val, nil)
 	rep := &reporter{}
 	ch := &ScopeChoice{Nets: scopeNetCount(len(val)), Margin: scopeMargin}
@@ -131,6 +136,7 @@ func ChooseScope(ctx context.Context, cfg *Config, in *Input) (*ScopeChoice, err
 		mlp += float64(rm.Val.AUC)
 	}
 	ch.GCNAUC, ch.MLPAUC = Num(gcn/float64(ch.Nets)), Num(mlp/float64(ch.Nets))
+	ch.Seconds = time.Since(start).Seconds()
 	// NaN (a validation class with no node) keeps the configured sampling.
 	ch.Wide = ch.Gain() >= scopeMargin
 	if ch.Wide {

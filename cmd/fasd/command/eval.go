@@ -309,8 +309,9 @@ JSON (--json): an object with
   scope        [object]  sample.scope = "auto": per seed, what the choice
                read and chose: wide (bool: the wide scope was taken), nets
                (GCNs and MLPs trained), gcn_auc and mlp_auc (their mean
-               validation ROC AUCs, fractions) and margin (the gain the wide
-               scope needs); absent when the sampling was fixed
+               validation ROC AUCs, fractions), margin (the gain the wide
+               scope needs) and seconds (its wall time); absent when the
+               sampling was fixed
   variants     [object], each with
     name        variant name (fasd, no_diffusion, gcn, fasd_gcn, fasd_prop, …, fasd@…)
     acc, auc, f1, macro_f1, dp, eo {mean, std, per_seed}  ×100; std is
