@@ -61,8 +61,12 @@ func (s *ScopeChoice) String() string {
 	if s.Wide {
 		what, cmp = "wide", "≥"
 	}
-	return fmt.Sprintf("%s (mean validation AUC of %d GCNs %.3f against %d MLPs %.3f: %+.3f %s %.3f; %s)",
-		what, s.Nets, float64(s.GCNAUC), s.Nets, float64(s.MLPAUC), s.Gain(), cmp, float64(s.Margin),
+	nets := "s"
+	if s.Nets == 1 {
+		nets = ""
+	}
+	return fmt.Sprintf("%s (mean validation AUC of %d GCN%s %.3f against %d MLP%s %.3f: %+.3f %s %.3f; %s)",
+		what, s.Nets, nets, float64(s.GCNAUC), s.Nets, nets, float64(s.MLPAUC), s.Gain(), cmp, float64(s.Margin),
 		time.Duration(s.Seconds*float64(time.Second)).Round(time.Millisecond))
 }
 
