@@ -102,8 +102,17 @@ func (in *Input) validate() (sgs []*fasd.Subgraph, train, val, test []uint32, er
 			}
 		}
 	}
-	for v := 0; v < n; v++ {
-		switch in.Split[v] {
+	train, val, test = splitNodes(in.Split)
+	if len(train) == 0 || len(val) == 0 || len(test) == 0 {
+		return nil, nil, nil, nil, fmt.Errorf("%w: split has %d train, %d val, %d test nodes", ErrInput, len(train), len(val), len(test))
+	}
+	return sgs, train, val, test, nil
+}
+
+// splitNodes returns the nodes of each split, ascending.
+func splitNodes(split []fasd.Split) (train, val, test []uint32) {
+	for v, s := range split {
+		switch s {
 		case fasd.SplitTrain:
 			train = append(train, uint32(v))
 		case fasd.SplitVal:
@@ -112,10 +121,7 @@ func (in *Input) validate() (sgs []*fasd.Subgraph, train, val, test []uint32, er
 			test = append(test, uint32(v))
 		}
 	}
-	if len(train) == 0 || len(val) == 0 || len(test) == 0 {
-		return nil, nil, nil, nil, fmt.Errorf("%w: split has %d train, %d val, %d test nodes", ErrInput, len(train), len(val), len(test))
-	}
-	return sgs, train, val, test, nil
+	return train, val, test
 }
 
 // Stage names a step of the pipeline in callbacks and timings.

@@ -107,15 +107,7 @@ func ChooseScope(ctx context.Context, cfg *Config, in *Input) (*ScopeChoice, err
 		return nil, fmt.Errorf("%w: %d nodes, D=%d, |labels|=%d |sens|=%d |split|=%d |x|=%d",
 			ErrInput, n, in.D, len(in.Labels), len(in.Sens), len(in.Split), len(in.Graph.X))
 	}
-	var train, val []uint32
-	for u, s := range in.Split {
-		switch s {
-		case fasd.SplitTrain:
-			train = append(train, uint32(u))
-		case fasd.SplitVal:
-			val = append(val, uint32(u))
-		}
-	}
+	train, val, _ := splitNodes(in.Split)
 	if len(train) == 0 || len(val) == 0 {
 		return nil, fmt.Errorf("%w: split has %d train and %d val nodes", ErrInput, len(train), len(val))
 	}
