@@ -18,8 +18,11 @@
 // # Kernels
 //
 // [Gemm] (and [GemmWith], the same with a caller-owned [GemmWorkspace]) is
-// the only matrix-multiply entry point. On amd64 CPUs with AVX2 and FMA
-// (detected at run time with golang.org/x/sys/cpu), float32 runs on this
+// the matrix-multiply entry point; [GemmNT] is a shortcut beside it for
+// the tiny products of attention (C = α·A·Bᵀ with at most [NTCols] columns,
+// B packed once by [PackNT]), which writes Gemm's bits where it runs. On
+// amd64 CPUs with AVX2 and FMA (detected at run time with
+// golang.org/x/sys/cpu), float32 runs on this
 // package's blocked GEMM: a 6×16 register-tiled micro-kernel in Go assembly
 // (sgemm_amd64.s, VFMADD231PS), panels read in place where the layout allows
 // and packed otherwise, edge tiles stored through a scratch tile so that
@@ -35,6 +38,12 @@
 // Gemm tiles gonum's calls so that gonum never starts its own goroutines:
 // concurrency in fasd is always opt-in and explicit (see package nn). The two
 // float32 kernels agree up to rounding (they sum in different orders).
+//
+// [GemmNT] runs on AVX-512 only (gemmnt_amd64.s: rows of C four at a
+// time, each row two 16-lane accumulators stored under a mask of n lanes,
+// every element an FMA chain over p from zero and one multiply by α, as
+// Gemm's kernels do it) and otherwise declines, leaving the product to
+// Gemm.
 //
 // [Tanh], [Exp] and [Sigmoid] are the transcendental kernels; for float32 they
 // use fast approximations (relative error below 1e-6, see math.go), for
