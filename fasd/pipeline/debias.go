@@ -10,12 +10,18 @@ import (
 	"github.com/fasd-db/fasd/fasd"
 )
 
-// debiasChunk is the number of subgraphs debiased between progress reports.
-const debiasChunk = 64
+// debiasChunk is the number of subgraphs debiased between progress
+// reports, shared out among the workers, each debiasing its share as one
+// padded batch. A batch's activations should stay in the core's cache: at
+// 64 (32 per worker on two) the attention layers' Q, K and V of a batch of
+// 21-node subgraphs take about 2 MiB and are read back from memory; at 32
+// the debias benchmark's process takes 0.89 of the CPU time on two workers
+// and a quarter of the memory (BENCHMARKS.md).
+const debiasChunk = 32
 
 // debiasEstimateChunks is the chunk after which the debias stage estimates
-// its time (from the chunks after the first).
-const debiasEstimateChunks = 4
+// its time (from the chunks after the first): about 250 subgraphs.
+const debiasEstimateChunks = 8
 
 // debiasAll debiases every subgraph of v with the score networks of m
 // (§8, §9), each root with its own generator
