@@ -428,7 +428,13 @@ func printRun(w io.Writer, rec *runs.Record, res *pipeline.Result) {
 		if dg.LossRatio != nil {
 			fmt.Fprintf(w, "  held-out R per t bin  X: %v  A: %v\n", fmtBins(dg.LossRatio.RX[:]), fmtBins(dg.LossRatio.RA[:]))
 		}
-		if res.Score != nil {
+		switch {
+		case res.Score == nil:
+		case res.Config.Diffusion.LambdaX == 0 && res.Config.Diffusion.LambdaA == 0:
+			// With λ = 0 (the default profile) the forward SDE carries no
+			// fairness term: every bin would print NaN.
+			fmt.Fprintf(w, "  ‖γG‖/‖σε‖: none (diffusion.lambda_x = lambda_a = 0: no fairness term in the forward SDE)\n")
+		default:
 			fmt.Fprintf(w, "  ‖γG‖/‖σε‖ per t bin   X: %v  A: %v\n", fmtBins(res.Score.RatioX[:]), fmtBins(res.Score.RatioA[:]))
 		}
 	}

@@ -37,10 +37,20 @@ func TestTrainCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("train: %v (exit %d)", err, code)
 	}
-	for _, want := range []string{"run 1 (seed 4", "fasd", "no_diffusion", "diagnostics", "stage times"} {
+	for _, want := range []string{"run 1 (seed 4", "fasd", "no_diffusion", "diagnostics", "stage times", "‖γG‖/‖σε‖ per t bin   X: ["} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	// With λ = 0 (the default profile's) there is no fairness-to-noise
+	// ratio to print: one line says so instead of ten NaN.
+	out, err, _ = run(t, append([]string{"train", "--db", db, "--preset", "synth", "--no-save", "--variants", "fasd",
+		"--set", "diffusion.lambda_x=0", "--set", "diffusion.lambda_a=0"}, fastSets...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "‖γG‖/‖σε‖: none (diffusion.lambda_x = lambda_a = 0"; !strings.Contains(out, want) || strings.Contains(out, "NaN") {
+		t.Errorf("with lambda 0 the output lacks %q or prints NaN:\n%s", want, out)
 	}
 	out, err, _ = run(t, append([]string{"train", "--db", db, "--preset", "synth", "--json", "--no-save"}, fastSets...)...)
 	if err != nil {
