@@ -262,10 +262,10 @@ func (t *Tape[T]) Attention(qkv *Var[T], c, heads, dk int, scale T) *Var[T] {
 		invHs[i] = invH
 	}
 	// Subgraphs of at most tensor.NTCols nodes take the small-product
-	// kernel (the same bits as gemm): K's dk columns packed once per
-	// channel, one product per head.
+	// kernel where it runs (the same bits as gemm): K's dk columns packed
+	// once per channel, one product per head.
 	var kt []T
-	if nn <= tensor.NTCols {
+	if nn <= tensor.NTCols && tensor.HaveGemmNT[T]() {
 		kt = t.zbuf(dk * tensor.NTCols)
 	}
 	for bi := 0; bi < bn; bi++ {
@@ -279,10 +279,10 @@ func (t *Tape[T]) Attention(qkv *Var[T], c, heads, dk int, scale T) *Var[T] {
 				sh := s[((bi*c+ci)*heads+h)*nn*nn : ((bi*c+ci)*heads+h+1)*nn*nn]
 				qo := bi*nn*cg + ci*g + h*dh
 				ko := qo + dk
-				if kt != nil && tensor.GemmNT(nn, nn, dh, scale, qd[qo:], cg, kt[h*dh*tensor.NTCols:], sh, nn) {
+				if kt != nil {
+					tensor.GemmNT(nn, nn, dh, scale, qd[qo:], cg, kt[h*dh*tensor.NTCols:], sh, nn)
 					t.flops += 2 * int64(nn) * int64(nn) * int64(dh)
 				} else {
-					kt = nil
 					t.gemm(false, true, nn, nn, dh, scale, qd[qo:], cg, qd[ko:], cg, 0, sh, nn)
 				}
 				tensor.TanhTo(sh, sh)

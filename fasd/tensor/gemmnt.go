@@ -31,6 +31,15 @@ func packNTGo[T Float](dst, b []T, ldb, n, k int) {
 	}
 }
 
+// HaveGemmNT reports whether GemmNT runs for T here (float32 on a CPU with
+// AVX-512, assembly built in, ForceGonumGemm off), so that a caller can
+// skip packing B for it.
+func HaveGemmNT[T Float]() bool {
+	var z T
+	_, f32 := any(z).(float32)
+	return f32 && haveAsm512 && useAsmKernel()
+}
+
 // GemmNT computes C = alpha·A·Bᵀ (beta 0: C is not read) for an m×k A (row
 // stride lda) and a B of n ≤ NTCols rows packed by PackNT into bt, on the
 // AVX-512 small-product kernel, and reports true; where that kernel cannot
@@ -49,13 +58,9 @@ func GemmNT[T Float](m, n, k int, alpha T, a []T, lda int, bt []T, c []T, ldc in
 	if k <= 0 || n > NTCols || len(bt) < k*NTCols || len(a) < (m-1)*lda+k || len(c) < (m-1)*ldc+n {
 		panic("tensor: GemmNT: shape out of range")
 	}
-	if !haveAsm512 || !useAsmKernel() {
+	if !HaveGemmNT[T]() {
 		return false
 	}
-	cc, ok := any(c).([]float32)
-	if !ok {
-		return false
-	}
-	gemmNT32z(m, n, k, any(a).([]float32), lda, any(bt).([]float32), cc, ldc, float32(alpha))
+	gemmNT32z(m, n, k, any(a).([]float32), lda, any(bt).([]float32), any(c).([]float32), ldc, float32(alpha))
 	return true
 }

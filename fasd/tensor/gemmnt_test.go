@@ -84,8 +84,14 @@ func TestGemmNT_SameBitsAsGemm(t *testing.T) {
 		}
 	}
 
+	if !HaveGemmNT[float32]() || HaveGemmNT[float64]() {
+		t.Fatalf("HaveGemmNT: float32 %v, float64 %v on an AVX-512 machine", HaveGemmNT[float32](), HaveGemmNT[float64]())
+	}
 	prev := ForceGonumGemm(true)
 	defer ForceGonumGemm(prev)
+	if HaveGemmNT[float32]() {
+		t.Fatal("HaveGemmNT under ForceGonumGemm(true)")
+	}
 	c := []float32{nan}
 	if GemmNT(1, 1, 1, 1, []float32{1}, 1, make([]float32, NTCols), c, 1) || !math.IsNaN(float64(c[0])) {
 		t.Fatalf("GemmNT ran under ForceGonumGemm(true) (C = %v)", c)
