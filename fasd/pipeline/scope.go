@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/fasd-db/fasd/fasd"
@@ -20,6 +21,14 @@ const (
 	// scopeMargin is the mean validation ROC AUC by which the GCN must
 	// beat the MLP for the wide scope to be taken.
 	scopeMargin = 0.01
+	// scopeMinRatio is the smallest ratio of the two groups' class rates
+	// (training and validation labels; the smaller rate over the larger,
+	// for each class) at which the wide scope may be taken: the
+	// four-fifths rule of disparate impact, applied to the labels. Below
+	// it the labels themselves differ by group, and a scope that reads
+	// more of the neighbourhood reads more of that bias
+	// (docs/results/scope-guard-rule.md).
+	scopeMinRatio = 0.8
 )
 
 // The wide scope (ShaDow-style): every edge among at most wideMaxNodes
@@ -47,6 +56,11 @@ type ScopeChoice struct {
 	GCNAUC Num `json:"gcn_auc"`
 	MLPAUC Num `json:"mlp_auc"`
 	Margin Num `json:"margin"`
+	// LabelRatio is the smaller of the two classes' group-rate ratios
+	// over the training and validation nodes with a known group
+	// (labelRateRatio); MinRatio is the least the wide scope needs.
+	LabelRatio Num `json:"label_ratio"`
+	MinRatio   Num `json:"min_ratio"`
 	// Seconds is the wall time the choice took.
 	Seconds float64 `json:"seconds"`
 }
@@ -55,19 +69,64 @@ type ScopeChoice struct {
 func (s *ScopeChoice) Gain() float64 { return float64(s.GCNAUC) - float64(s.MLPAUC) }
 
 // String is a one-line account, e.g. "wide (mean validation AUC of 10
-// GCNs 0.853 against 10 MLPs 0.831: +0.022 ≥ 0.010; 1.52s)".
+// GCNs 0.853 against 10 MLPs 0.831: +0.022 ≥ 0.010; labels' group-rate
+// ratio 0.93 ≥ 0.80; 1.52s)".
 func (s *ScopeChoice) String() string {
-	what, cmp := "paper's sampling", "<"
+	what := "paper's sampling"
 	if s.Wide {
-		what, cmp = "wide", "≥"
+		what = "wide"
+	}
+	cmp := func(ok bool) string {
+		if ok {
+			return "≥"
+		}
+		return "<"
 	}
 	nets := "s"
 	if s.Nets == 1 {
 		nets = ""
 	}
-	return fmt.Sprintf("%s (mean validation AUC of %d GCN%s %.3f against %d MLP%s %.3f: %+.3f %s %.3f; %s)",
-		what, s.Nets, nets, float64(s.GCNAUC), s.Nets, nets, float64(s.MLPAUC), s.Gain(), cmp, float64(s.Margin),
+	return fmt.Sprintf("%s (mean validation AUC of %d GCN%s %.3f against %d MLP%s %.3f: %+.3f %s %.3f; labels' group-rate ratio %.2f %s %.2f; %s)",
+		what, s.Nets, nets, float64(s.GCNAUC), s.Nets, nets, float64(s.MLPAUC),
+		s.Gain(), cmp(s.Gain() >= float64(s.Margin)), float64(s.Margin),
+		float64(s.LabelRatio), cmp(float64(s.LabelRatio) >= float64(s.MinRatio)), float64(s.MinRatio),
 		time.Duration(s.Seconds*float64(time.Second)).Round(time.Millisecond))
+}
+
+// labelRateRatio is how alike the two groups' labels are on the given
+// nodes: for each class c, P(y = c | s = a) / P(y = c | s = b) with the
+// smaller rate on top, and the smaller of the two classes' ratios (1:
+// the same class rates in both groups; 0: a class absent from one group).
+// Nodes with an unknown group are skipped; NaN when a group has no node
+// or a class no node in either group.
+func labelRateRatio(nodes []uint32, labels, sens []int8) float64 {
+	var n, pos [2]float64
+	for _, v := range nodes {
+		s := sens[v]
+		if s != 0 && s != 1 {
+			continue
+		}
+		n[s]++
+		if labels[v] == 1 {
+			pos[s]++
+		}
+	}
+	ratio := math.Inf(1)
+	for c := 0; c < 2; c++ {
+		var r [2]float64
+		for g := range r {
+			r[g] = pos[g] / n[g]
+			if c == 0 {
+				r[g] = 1 - r[g]
+			}
+		}
+		lo, hi := min(r[0], r[1]), max(r[0], r[1])
+		if n[0] == 0 || n[1] == 0 || hi == 0 {
+			return math.NaN()
+		}
+		ratio = min(ratio, lo/hi)
+	}
+	return ratio
 }
 
 // NeedsScopeChoice says whether cfg asks for ChooseScope before sampling.
@@ -88,9 +147,11 @@ func scopeNetCount(nval int) int {
 // network on the full graph (the gcn variant) and without it (the mlp
 // variant), scopeNetCount times each with the baseline schedule and seeds
 // derived from cfg.Seed, and compares their mean validation ROC AUC at the
-// selected epochs. When the GCNs' is higher by at least scopeMargin, cfg's
-// sampling becomes the wide scope (2 hops, every edge among at most 50
-// members); otherwise it keeps its sampling. Either way sample.scope
+// selected epochs. When the GCNs' is higher by at least scopeMargin and
+// the training and validation labels pass the four-fifths rule between
+// the groups (labelRateRatio ≥ scopeMinRatio: the labels are not
+// themselves the bias), cfg's sampling becomes the wide scope (2 hops,
+// every edge among at most 50 members); otherwise it keeps its sampling. Either way sample.scope
 // becomes "fixed", so that cfg reproduces the sampling it chose. in needs
 // the node records and Graph, not subgraphs; no test label is read (the
 // networks' epochs are selected on the validation nodes). A config that
@@ -116,7 +177,8 @@ func ChooseScope(ctx context.Context, cfg *Config, in *Input) (*ScopeChoice, err
 	start := time.Now()
 	ev := newEvalData(cfg, in, train, val, nil)
 	rep := &reporter{}
-	ch := &ScopeChoice{Nets: scopeNetCount(len(val)), Margin: scopeMargin}
+	ch := &ScopeChoice{Nets: scopeNetCount(len(val)), Margin: scopeMargin, MinRatio: scopeMinRatio,
+		LabelRatio: Num(labelRateRatio(append(append([]uint32(nil), train...), val...), in.Labels, in.Sens))}
 	var gcn, mlp float64
 	for i := 0; i < ch.Nets; i++ {
 		seed := fasd.DeriveSeed(fasd.DeriveSeed(cfg.Seed, purposeScope), uint64(i))
@@ -133,8 +195,9 @@ func ChooseScope(ctx context.Context, cfg *Config, in *Input) (*ScopeChoice, err
 	}
 	ch.GCNAUC, ch.MLPAUC = Num(gcn/float64(ch.Nets)), Num(mlp/float64(ch.Nets))
 	ch.Seconds = time.Since(start).Seconds()
-	// NaN (a validation class with no node) keeps the configured sampling.
-	ch.Wide = ch.Gain() >= scopeMargin
+	// NaN (a validation class or a group with no node) keeps the
+	// configured sampling: the comparisons are false.
+	ch.Wide = ch.Gain() >= scopeMargin && float64(ch.LabelRatio) >= scopeMinRatio
 	if ch.Wide {
 		cfg.Sample.Mode, cfg.Sample.Depth, cfg.Sample.Fanout = wideMode, wideDepth, wideFanout
 		cfg.Sample.MaxNodes, cfg.Sample.Edges = wideMaxNodes, wideEdges

@@ -3,27 +3,48 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/fasd-db/fasd/fasd"
 )
 
-// scopeGraph is a graph whose label signal lies either in the nodes' own
-// features (edges drawn without regard to labels) or in the neighbourhood
-// (features nearly pure noise, edges mostly within a class).
-func scopeGraph(neighbourhood bool, seed uint64) *Input {
+// scopeKind says where a scopeGraph's label signal lies.
+type scopeKind int
+
+const (
+	// labelInFeatures: the nodes' own features carry the label; edges are
+	// drawn without regard to labels.
+	labelInFeatures scopeKind = iota
+	// labelInNeighbourhood: edges mostly within a class, features nearly
+	// pure noise, the group independent of the label.
+	labelInNeighbourhood
+	// labelIsGroup: edges mostly within a class, features nearly pure
+	// noise, and the group follows the label (s = y for 90 % of the
+	// nodes): the neighbourhood carries the label and the group with it.
+	labelIsGroup
+)
+
+// scopeGraph is a 600-node graph of the given kind.
+func scopeGraph(kind scopeKind, seed uint64) *Input {
 	const n, d, deg = 600, 8, 10
 	rng := rand.New(rand.NewPCG(seed, 11))
 	in := &Input{NumNodes: n, D: d, Labels: make([]int8, n), Sens: make([]int8, n), Split: make([]fasd.Split, n)}
 	x := make([]float32, n*d)
-	signal := 1.0
-	if neighbourhood {
-		signal = 0.15
-	}
 	for u := 0; u < n; u++ {
 		in.Labels[u] = int8(rng.IntN(2))
 		in.Sens[u] = int8(rng.IntN(2))
+		if kind == labelIsGroup {
+			in.Sens[u] = in.Labels[u]
+			if rng.Float64() < 0.1 {
+				in.Sens[u] = 1 - in.Labels[u]
+			}
+		}
+		signal := 1.0
+		if kind != labelInFeatures {
+			signal = 0.15
+		}
 		ys := 2*float64(in.Labels[u]) - 1
 		for j := 0; j < d; j++ {
 			x[u*d+j] = float32(signal*ys*float64(j%2*2-1) + rng.NormFloat64())
@@ -41,7 +62,7 @@ func scopeGraph(neighbourhood bool, seed uint64) *Input {
 	for u := 0; u < n; u++ {
 		for v := u + 1; v < n; v++ {
 			p := float64(deg) / n
-			if neighbourhood {
+			if kind != labelInFeatures {
 				p = 1.9 * float64(deg) / n
 				if in.Labels[u] != in.Labels[v] {
 					p = 0.1 * float64(deg) / n
@@ -69,17 +90,19 @@ func scopeConfig(t *testing.T) Config {
 
 func TestChooseScope(t *testing.T) {
 	for _, tc := range []struct {
-		name          string
-		neighbourhood bool
-		wide          bool
+		name string
+		kind scopeKind
+		wide bool
 	}{
-		{"label in the neighbourhood", true, true},
-		{"label in the features", false, false},
+		{"label in the neighbourhood", labelInNeighbourhood, true},
+		{"label in the features", labelInFeatures, false},
+		// The GCN beats the MLP by far, but by reading the group.
+		{"label is the group", labelIsGroup, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := scopeConfig(t)
 			orig := cfg.Sample
-			in := scopeGraph(tc.neighbourhood, 1)
+			in := scopeGraph(tc.kind, 1)
 			ch, err := ChooseScope(context.Background(), &cfg, in)
 			if err != nil {
 				t.Fatal(err)
@@ -114,7 +137,7 @@ func TestChooseScope(t *testing.T) {
 // The choice reads no test label, and the same seed gives the same choice
 // to the last bit.
 func TestChooseScope_TestLabelsAndSeed(t *testing.T) {
-	in := scopeGraph(true, 2)
+	in := scopeGraph(labelInNeighbourhood, 2)
 	choose := func(in *Input, seed uint64) ScopeChoice {
 		cfg := scopeConfig(t)
 		cfg.Seed = seed
@@ -156,7 +179,7 @@ func TestChooseScope_Fixed(t *testing.T) {
 }
 
 func TestChooseScope_Errors(t *testing.T) {
-	good := scopeGraph(false, 3)
+	good := scopeGraph(labelInFeatures, 3)
 	noGraph := *good
 	noGraph.Graph = nil
 	shortX := *good
@@ -183,6 +206,33 @@ func TestScopeNetCount(t *testing.T) {
 	} {
 		if got := scopeNetCount(tc.nval); got != tc.want {
 			t.Errorf("scopeNetCount(%d) = %d, want %d", tc.nval, got, tc.want)
+		}
+	}
+}
+
+func TestLabelRateRatio(t *testing.T) {
+	// group 0: labels 1 1 1 0 (rates 3/4 and 1/4); group 1: 1 0 (1/2, 1/2).
+	labels := []int8{1, 1, 1, 0, 1, 0, 1, 0}
+	sens := []int8{0, 0, 0, 0, 1, 1, -1, 1}
+	nan := math.NaN()
+	for _, tc := range []struct {
+		name  string
+		nodes []uint32
+		want  float64
+	}{
+		// class 1: (1/2)/(3/4) = 2/3; class 0: (1/4)/(1/2) = 1/2.
+		{"both classes, unknown group skipped", []uint32{0, 1, 2, 3, 4, 5, 6}, 0.5},
+		{"equal rates", []uint32{0, 3, 4, 5}, 1},
+		{"a class absent from one group", []uint32{0, 1, 4, 5}, 0},
+		{"one group only", []uint32{0, 1, 3}, nan},
+		{"one class only", []uint32{0, 4}, nan},
+		{"no node", nil, nan},
+		// Group 1 is {5, 7}: both 0, group 0 both 1.
+		{"groups split by the label", []uint32{0, 1, 5, 7}, 0},
+	} {
+		got := labelRateRatio(tc.nodes, labels, sens)
+		if math.IsNaN(tc.want) != math.IsNaN(got) || (!math.IsNaN(got) && math.Abs(got-tc.want) > 1e-12) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

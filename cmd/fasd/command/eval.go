@@ -310,8 +310,10 @@ JSON (--json): an object with
                read and chose: wide (bool: the wide scope was taken), nets
                (GCNs and MLPs trained), gcn_auc and mlp_auc (their mean
                validation ROC AUCs, fractions), margin (the gain the wide
-               scope needs) and seconds (its wall time); absent when the
-               sampling was fixed
+               scope needs), label_ratio (the training and validation
+               labels' smaller group-rate ratio over the two classes),
+               min_ratio (the least the wide scope needs) and seconds (its
+               wall time); absent when the sampling was fixed
   variants     [object], each with
     name        variant name (fasd, no_diffusion, gcn, fasd_gcn, fasd_prop, …, fasd@…)
     acc, auc, f1, macro_f1, dp, eo {mean, std, per_seed}  ×100; std is
