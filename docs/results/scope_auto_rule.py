@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Apply docs/results/scope-auto-rule.md: pair a candidate run
+"""Apply docs/results/scope-auto-rule.md (and scope-guard-rule.md, the
+same rule for the guarded chooser): pair a candidate run
 (sample.scope = "auto") with the baseline run of the same seeds (scope
 fixed), both `fasd eval --json` output, per graph.
 
@@ -32,7 +33,15 @@ def choices(run):
 
 
 def gains(run):
-    return ' '.join('%+.1f' % (100 * (s['gcn_auc'] - s['mlp_auc'])) for s in run.get('scope', []))
+    # None: the label guard refused the wide scope before any network ran.
+    g = ' '.join('%+.1f' % (100 * (s['gcn_auc'] - s['mlp_auc'])) if s['gcn_auc'] is not None else '–'
+                 for s in run.get('scope', []))
+    # The label guard (docs/results/scope-guard-rule.md) records the labels'
+    # group-rate ratio; runs before it do not.
+    ratios = sorted({'%.2f' % s['label_ratio'] for s in run.get('scope', []) if s.get('label_ratio') is not None})
+    if ratios:
+        g += '; label ratio %s (wide needs ≥ %.2f)' % (', '.join(ratios), run['scope'][0]['min_ratio'])
+    return g
 
 
 def main(args):

@@ -48,7 +48,8 @@ type ScopeChoice struct {
 	// Wide says the wide scope was taken; otherwise the configured
 	// sampling was kept.
 	Wide bool `json:"wide"`
-	// Nets is how many GCNs and how many MLPs were trained.
+	// Nets is how many GCNs and how many MLPs were trained: none when the
+	// labels' group-rate ratio already refused the wide scope.
 	Nets int `json:"nets"`
 	// GCNAUC and MLPAUC are the mean validation ROC AUCs of the GCNs and
 	// of the MLPs, each at its selected epoch; Margin is the difference
@@ -82,6 +83,11 @@ func (s *ScopeChoice) String() string {
 		}
 		return "<"
 	}
+	took := time.Duration(s.Seconds * float64(time.Second)).Round(time.Millisecond)
+	if s.Nets == 0 {
+		return fmt.Sprintf("%s (labels' group-rate ratio %.2f < %.2f: no network trained; %s)",
+			what, float64(s.LabelRatio), float64(s.MinRatio), took)
+	}
 	nets := "s"
 	if s.Nets == 1 {
 		nets = ""
@@ -89,8 +95,7 @@ func (s *ScopeChoice) String() string {
 	return fmt.Sprintf("%s (mean validation AUC of %d GCN%s %.3f against %d MLP%s %.3f: %+.3f %s %.3f; labels' group-rate ratio %.2f %s %.2f; %s)",
 		what, s.Nets, nets, float64(s.GCNAUC), s.Nets, nets, float64(s.MLPAUC),
 		s.Gain(), cmp(s.Gain() >= float64(s.Margin)), float64(s.Margin),
-		float64(s.LabelRatio), cmp(float64(s.LabelRatio) >= float64(s.MinRatio)), float64(s.MinRatio),
-		time.Duration(s.Seconds*float64(time.Second)).Round(time.Millisecond))
+		float64(s.LabelRatio), cmp(float64(s.LabelRatio) >= float64(s.MinRatio)), float64(s.MinRatio), took)
 }
 
 // labelRateRatio is how alike the two groups' labels are on the given
@@ -177,8 +182,14 @@ func ChooseScope(ctx context.Context, cfg *Config, in *Input) (*ScopeChoice, err
 	start := time.Now()
 	ev := newEvalData(cfg, in, train, val, nil)
 	rep := &reporter{}
-	ch := &ScopeChoice{Nets: scopeNetCount(len(val)), Margin: scopeMargin, MinRatio: scopeMinRatio,
+	ch := &ScopeChoice{Margin: scopeMargin, MinRatio: scopeMinRatio,
 		LabelRatio: Num(labelRateRatio(append(append([]uint32(nil), train...), val...), in.Labels, in.Sens))}
+	// The guard is read first: where the labels refuse the wide scope the
+	// networks are not trained (their AUCs stay NaN), which saves their
+	// cost on the graphs where it would be largest.
+	if float64(ch.LabelRatio) >= scopeMinRatio {
+		ch.Nets = scopeNetCount(len(val))
+	}
 	var gcn, mlp float64
 	for i := 0; i < ch.Nets; i++ {
 		seed := fasd.DeriveSeed(fasd.DeriveSeed(cfg.Seed, purposeScope), uint64(i))
@@ -193,7 +204,10 @@ func ChooseScope(ctx context.Context, cfg *Config, in *Input) (*ScopeChoice, err
 		gcn += float64(rg.Val.AUC)
 		mlp += float64(rm.Val.AUC)
 	}
-	ch.GCNAUC, ch.MLPAUC = Num(gcn/float64(ch.Nets)), Num(mlp/float64(ch.Nets))
+	ch.GCNAUC, ch.MLPAUC = Num(math.NaN()), Num(math.NaN())
+	if ch.Nets > 0 {
+		ch.GCNAUC, ch.MLPAUC = Num(gcn/float64(ch.Nets)), Num(mlp/float64(ch.Nets))
+	}
 	ch.Seconds = time.Since(start).Seconds()
 	// NaN (a validation class or a group with no node) keeps the
 	// configured sampling: the comparisons are false.

@@ -308,8 +308,9 @@ JSON (--json): an object with
   seconds      wall time of all runs
   scope        [object]  sample.scope = "auto": per seed, what the choice
                read and chose: wide (bool: the wide scope was taken), nets
-               (GCNs and MLPs trained), gcn_auc and mlp_auc (their mean
-               validation ROC AUCs, fractions), margin (the gain the wide
+               (GCNs and MLPs trained; 0 when label_ratio already refused
+               the wide scope), gcn_auc and mlp_auc (their mean
+               validation ROC AUCs, fractions; null without networks), margin (the gain the wide
                scope needs), label_ratio (the training and validation
                labels' smaller group-rate ratio over the two classes),
                min_ratio (the least the wide scope needs) and seconds (its
