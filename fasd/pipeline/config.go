@@ -369,6 +369,12 @@ func budgeted(c *Config) {
 	// less fair: f trains twice (docs/results/arch-auto-rule.md, adopted
 	// by its rule; RESULTS.md).
 	c.Classifier.Arch = string(ArchAuto)
+	// The subgraph's scope chosen per graph before sampling: the wide
+	// (ShaDow-style) scope where ten full-graph GCNs beat ten MLPs on the
+	// validation nodes and the labels pass the four-fifths rule between
+	// the groups; the paper's sampling otherwise
+	// (docs/results/scope-guard-rule.md, adopted by its rule; RESULTS.md).
+	c.Sample.Scope = string(SampleAuto)
 }
 
 // pokec is the paper's Pokec setting with the given number of debias steps.
