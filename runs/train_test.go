@@ -199,7 +199,7 @@ func TestTrain_ScopeAutoStoresTheChoice(t *testing.T) {
 	sc := synth.Small()
 	sc.Nodes = 200
 	sc.LabelHomophily, sc.Signal = 0.95, 0.1 // the label is in the edges
-	sc.LabelCorrelation = 0                    // and not in the group (the label guard)
+	sc.LabelCorrelation = 0                  // and not in the group (the label guard)
 	s, g := synthGraph(t, sc, "nba")
 	cfg := e2eConfig(t, 1)
 	cfg.Score.Epochs = 1
