@@ -59,6 +59,9 @@ func estimateInput(ctx context.Context, v *index.View, cfg *pipeline.Config, lim
 	slices.Sort(roots) // as trainInput lists them, so pickRoots picks the same
 	total := len(roots)
 	var err error
+	if in.Scope, err = pipeline.PreviewScope(cfg, in); err != nil {
+		return nil, 0, err
+	}
 	if in.Subgraphs, err = sampleRoots(ctx, v, cfg, d, viewNodes{v: v, in: in}, pickRoots(roots, limit, cfg.Seed), true, onSample); err != nil {
 		return nil, 0, err
 	}

@@ -2,8 +2,10 @@ package runs
 
 import (
 	"context"
+	"math"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/fasd-db/fasd/fasd/pipeline"
 	"github.com/fasd-db/fasd/index/synth"
@@ -96,5 +98,50 @@ func TestEstimateInput_SameSubgraphs(t *testing.T) {
 				t.Fatalf("subgraph %d, node %d: features differ", i, id)
 			}
 		}
+	}
+}
+
+// ensure that an estimate with sample.scope = "auto" trains no network:
+// labels that fail the four-fifths rule settle the choice (the paper's
+// sampling, final), and labels that pass leave it pending.
+func TestTrain_EstimateOnlyScopeFromLabels(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		correlation float64
+		pending     bool
+	}{
+		{"labels follow the group", 0.6, false},
+		{"labels independent of the group", 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := synth.Small()
+			sc.Nodes = 1000
+			sc.LabelCorrelation = tc.correlation
+			_, g := synthGraph(t, sc, "nba")
+			cfg := e2eConfig(t, 1)
+			cfg.Sample.Scope = string(pipeline.SampleAuto)
+			var ch *pipeline.ScopeChoice
+			_, _, err := Train(context.Background(), g, cfg, &TrainOptions{
+				NoSave: true, EstimateOnly: true, EstimateRoots: 40,
+				Estimated: func(*pipeline.Estimate) {},
+				Sampled:   func(in *pipeline.Input, _ time.Duration) { ch = in.Scope },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ch == nil {
+				t.Fatal("no scope choice reported")
+			}
+			t.Logf("%s", ch)
+			if ch.Pending != tc.pending || ch.Wide {
+				t.Fatalf("pending %v, wide %v; want pending %v, not wide (%s)", ch.Pending, ch.Wide, tc.pending, ch)
+			}
+			if !math.IsNaN(float64(ch.GCNAUC)) || !math.IsNaN(float64(ch.MLPAUC)) {
+				t.Errorf("an estimate trained the networks: %s", ch)
+			}
+			if wantNets := map[bool]int{false: 0, true: 10}[tc.pending]; ch.Nets != wantNets {
+				t.Errorf("nets %d, want %d", ch.Nets, wantNets)
+			}
+		})
 	}
 }

@@ -203,7 +203,12 @@ func Train(ctx context.Context, g *index.Graph, cfg pipeline.Config, opt *TrainO
 	}
 	var in *pipeline.Input
 	var total int
-	if opt.EstimateOnly && !withGraph && !cfg.NeedsScopeChoice() {
+	if opt.EstimateOnly && !withGraph {
+		// sample.scope = "auto" is settled from the labels where they
+		// refuse the wide scope; otherwise the estimate is for the
+		// configured sampling and says the choice is pending (its
+		// networks would make the estimate as slow as the stage they
+		// decide about).
 		in, total, err = estimateInput(ctx, view, &cfg, limit, opt.onSample)
 	} else {
 		in, total, err = trainInput(ctx, view, &cfg, withGraph, limit, opt.onSample)

@@ -64,6 +64,10 @@ type ScopeChoice struct {
 	MinRatio   Num `json:"min_ratio"`
 	// Seconds is the wall time the choice took.
 	Seconds float64 `json:"seconds"`
+	// Pending says the labels did not settle the choice and the networks
+	// were not trained (PreviewScope, for estimates): the sampling stays
+	// as configured until the run decides.
+	Pending bool `json:"pending,omitempty"`
 }
 
 // Gain is GCNAUC − MLPAUC.
@@ -84,18 +88,28 @@ func (s *ScopeChoice) String() string {
 		return "<"
 	}
 	took := time.Duration(s.Seconds * float64(time.Second)).Round(time.Millisecond)
+	if s.Pending {
+		return fmt.Sprintf("chosen when the run starts: the labels' group-rate ratio %.2f ≥ %.2f allows the wide scope, "+
+			"and %d GCN%s and %d MLP%s on the full graph will decide (not in this estimate, which is for the configured sampling; "+
+			"the wide scope makes the score networks and the debiasing about 3–4× as long)",
+			float64(s.LabelRatio), float64(s.MinRatio), s.Nets, plural(s.Nets), s.Nets, plural(s.Nets))
+	}
 	if s.Nets == 0 {
 		return fmt.Sprintf("%s (labels' group-rate ratio %.2f < %.2f: no network trained; %s)",
 			what, float64(s.LabelRatio), float64(s.MinRatio), took)
 	}
-	nets := "s"
-	if s.Nets == 1 {
-		nets = ""
-	}
+	nets := plural(s.Nets)
 	return fmt.Sprintf("%s (mean validation AUC of %d GCN%s %.3f against %d MLP%s %.3f: %+.3f %s %.3f; labels' group-rate ratio %.2f %s %.2f; %s)",
 		what, s.Nets, nets, float64(s.GCNAUC), s.Nets, nets, float64(s.MLPAUC),
 		s.Gain(), cmp(s.Gain() >= float64(s.Margin)), float64(s.Margin),
 		float64(s.LabelRatio), cmp(float64(s.LabelRatio) >= float64(s.MinRatio)), float64(s.MinRatio), took)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // labelRateRatio is how alike the two groups' labels are on the given
@@ -147,6 +161,52 @@ func scopeNetCount(nval int) int {
 	return max(1, scopeNets*scopeSmallVal/nval)
 }
 
+// labelScope starts a choice from the labels: the training and validation
+// nodes, their labels' group-rate ratio and, where the ratio allows the
+// wide scope, the number of networks per side (none where it refuses: the
+// networks' AUCs stay NaN, which saves their cost on the graphs where it
+// would be largest).
+func labelScope(in *Input) (ch *ScopeChoice, train, val []uint32, err error) {
+	n := in.NumNodes
+	if n < 1 || len(in.Labels) != n || len(in.Sens) != n || len(in.Split) != n {
+		return nil, nil, nil, fmt.Errorf("%w: %d nodes, |labels|=%d |sens|=%d |split|=%d",
+			ErrInput, n, len(in.Labels), len(in.Sens), len(in.Split))
+	}
+	train, val, _ = splitNodes(in.Split)
+	if len(train) == 0 || len(val) == 0 {
+		return nil, nil, nil, fmt.Errorf("%w: split has %d train and %d val nodes", ErrInput, len(train), len(val))
+	}
+	ch = &ScopeChoice{Margin: scopeMargin, MinRatio: scopeMinRatio, GCNAUC: Num(math.NaN()), MLPAUC: Num(math.NaN()),
+		LabelRatio: Num(labelRateRatio(append(append([]uint32(nil), train...), val...), in.Labels, in.Sens))}
+	if float64(ch.LabelRatio) >= scopeMinRatio {
+		ch.Nets = scopeNetCount(len(val))
+	}
+	return ch, train, val, nil
+}
+
+// PreviewScope settles sample.scope = "auto" from the labels alone, for
+// an estimate that must not train the networks: where the labels refuse
+// the wide scope the choice is final (ChooseScope would train nothing and
+// keep the sampling) and cfg is resolved as ChooseScope resolves it;
+// otherwise the choice is Pending and cfg is left as it is. in needs the
+// labels, groups and split only. A config that does not ask for the
+// choice is left alone (nil choice).
+func PreviewScope(cfg *Config, in *Input) (*ScopeChoice, error) {
+	if !cfg.NeedsScopeChoice() {
+		return nil, nil
+	}
+	ch, _, _, err := labelScope(in)
+	if err != nil {
+		return nil, err
+	}
+	if ch.Nets > 0 {
+		ch.Pending = true
+		return ch, nil
+	}
+	cfg.Sample.Scope = string(SampleFixed)
+	return ch, nil
+}
+
 // ChooseScope resolves sample.scope = "auto" before sampling: does the
 // neighbourhood carry the label on this graph? It trains the baseline's
 // network on the full graph (the gcn variant) and without it (the mlp
@@ -156,8 +216,8 @@ func scopeNetCount(nval int) int {
 // the training and validation labels pass the four-fifths rule between
 // the groups (labelRateRatio ≥ scopeMinRatio: the labels are not
 // themselves the bias), cfg's sampling becomes the wide scope (2 hops,
-// every edge among at most 50 members); otherwise it keeps its sampling. Either way sample.scope
-// becomes "fixed", so that cfg reproduces the sampling it chose. in needs
+// every edge among at most 50 members); otherwise it keeps its sampling.
+// Either way sample.scope becomes "fixed", so that cfg reproduces the sampling it chose. in needs
 // the node records and Graph, not subgraphs; no test label is read (the
 // networks' epochs are selected on the validation nodes). A config that
 // does not ask for the choice is left alone (nil choice).
@@ -168,28 +228,18 @@ func ChooseScope(ctx context.Context, cfg *Config, in *Input) (*ScopeChoice, err
 	if in.Graph == nil {
 		return nil, fmt.Errorf("%w: sample.scope = %q needs Input.Graph", ErrInput, SampleAuto)
 	}
-	n := in.NumNodes
-	if n < 1 || in.D < 1 || len(in.Labels) != n || len(in.Sens) != n || len(in.Split) != n || len(in.Graph.X) != n*in.D {
-		return nil, fmt.Errorf("%w: %d nodes, D=%d, |labels|=%d |sens|=%d |split|=%d |x|=%d",
-			ErrInput, n, in.D, len(in.Labels), len(in.Sens), len(in.Split), len(in.Graph.X))
+	if n := in.NumNodes; n < 1 || in.D < 1 || len(in.Graph.X) != n*in.D {
+		return nil, fmt.Errorf("%w: %d nodes, D=%d, |x|=%d", ErrInput, n, in.D, len(in.Graph.X))
 	}
-	train, val, _ := splitNodes(in.Split)
-	if len(train) == 0 || len(val) == 0 {
-		return nil, fmt.Errorf("%w: split has %d train and %d val nodes", ErrInput, len(train), len(val))
+	start := time.Now()
+	ch, train, val, err := labelScope(in)
+	if err != nil {
+		return nil, err
 	}
 	// No test node is passed: the selectors measure the nodes they are
 	// given, and the choice reads only the validation metrics.
-	start := time.Now()
 	ev := newEvalData(cfg, in, train, val, nil)
 	rep := &reporter{}
-	ch := &ScopeChoice{Margin: scopeMargin, MinRatio: scopeMinRatio,
-		LabelRatio: Num(labelRateRatio(append(append([]uint32(nil), train...), val...), in.Labels, in.Sens))}
-	// The guard is read first: where the labels refuse the wide scope the
-	// networks are not trained (their AUCs stay NaN), which saves their
-	// cost on the graphs where it would be largest.
-	if float64(ch.LabelRatio) >= scopeMinRatio {
-		ch.Nets = scopeNetCount(len(val))
-	}
 	var gcn, mlp float64
 	for i := 0; i < ch.Nets; i++ {
 		seed := fasd.DeriveSeed(fasd.DeriveSeed(cfg.Seed, purposeScope), uint64(i))
@@ -204,7 +254,6 @@ func ChooseScope(ctx context.Context, cfg *Config, in *Input) (*ScopeChoice, err
 		gcn += float64(rg.Val.AUC)
 		mlp += float64(rm.Val.AUC)
 	}
-	ch.GCNAUC, ch.MLPAUC = Num(math.NaN()), Num(math.NaN())
 	if ch.Nets > 0 {
 		ch.GCNAUC, ch.MLPAUC = Num(gcn/float64(ch.Nets)), Num(mlp/float64(ch.Nets))
 	}
