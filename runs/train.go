@@ -82,15 +82,23 @@ func trainInput(ctx context.Context, v *index.View, cfg *pipeline.Config, withGr
 		}
 	}
 	total := len(roots)
+	// sample.scope = "auto" settles the sampling before it starts: from
+	// the labels alone where they refuse the wide scope (then the full
+	// graph is not read for it), otherwise with the networks on the full
+	// graph.
 	var err error
+	if in.Scope, err = pipeline.PreviewScope(cfg, in); err != nil {
+		return nil, 0, err
+	}
 	if withGraph || cfg.NeedsScopeChoice() {
 		if in.Graph, err = fullGraph(ctx, v, x); err != nil {
 			return nil, 0, err
 		}
 	}
-	// sample.scope = "auto" settles the sampling before it starts.
-	if in.Scope, err = pipeline.ChooseScope(ctx, cfg, in); err != nil {
-		return nil, 0, err
+	if cfg.NeedsScopeChoice() {
+		if in.Scope, err = pipeline.ChooseScope(ctx, cfg, in); err != nil {
+			return nil, 0, err
+		}
 	}
 	if !withGraph {
 		in.Graph = nil

@@ -217,10 +217,12 @@ func PreviewScope(cfg *Config, in *Input) (*ScopeChoice, error) {
 // the groups (labelRateRatio ≥ scopeMinRatio: the labels are not
 // themselves the bias), cfg's sampling becomes the wide scope (2 hops,
 // every edge among at most 50 members); otherwise it keeps its sampling.
-// Either way sample.scope becomes "fixed", so that cfg reproduces the sampling it chose. in needs
-// the node records and Graph, not subgraphs; no test label is read (the
-// networks' epochs are selected on the validation nodes). A config that
-// does not ask for the choice is left alone (nil choice).
+// Either way sample.scope becomes "fixed", so that cfg reproduces the
+// sampling it chose. in needs the node records and Graph, not subgraphs;
+// no test label is read (the networks' epochs are selected on the
+// validation nodes). A config that does not ask for the choice is left
+// alone (nil choice): after PreviewScope has settled it from the labels,
+// ChooseScope has nothing to do.
 func ChooseScope(ctx context.Context, cfg *Config, in *Input) (*ScopeChoice, error) {
 	if !cfg.NeedsScopeChoice() {
 		return nil, nil
