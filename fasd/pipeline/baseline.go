@@ -621,5 +621,5 @@ func trainFullGraph(ctx context.Context, cfg *Config, in *Input, edges [][2]uint
 			break
 		}
 	}
-	return sel.res, nil
+	return sel.result()
 }

@@ -200,6 +200,10 @@ type selector struct {
 	avg    []float64
 	counts []int32
 	scores []float64 // validation P(1), for SelectAUC
+	// bestP1 is P(1) per node at the best epoch so far; pending says
+	// that result has not yet computed its metrics.
+	bestP1  []float64
+	pending bool
 	// fair subtracts the ranking gaps from the criterion (SelectFair, on
 	// a variant of the FASD pipeline).
 	fair bool
@@ -234,24 +238,40 @@ func (s *selector) observe(epoch int, p1 []float64) (float64, bool, error) {
 	if !(crit > s.best) {
 		return acc, false, nil
 	}
-	thr := s.threshold()
-	m, err := fasd.EvaluateScores(p1, thr, s.ev.labels, s.ev.sens, s.ev.test)
-	if err != nil {
-		return acc, false, err
-	}
-	mv, err := fasd.EvaluateScores(p1, thr, s.ev.labels, s.ev.sens, s.ev.val)
-	if err != nil {
-		return acc, false, err
-	}
-	s.res.Val = metricsOf(mv)
 	s.best = crit
-	s.res.BestEpoch, s.res.ValAcc, s.res.ValAUC, s.res.Test = epoch, Num(mv.Acc), Num(mv.AUC), metricsOf(m)
-	s.res.Threshold = Num(thr)
+	s.res.BestEpoch = epoch
+	s.res.Threshold = Num(s.threshold())
 	s.res.ValScores = append(s.res.ValScores[:0], s.scores...)
-	if s.ev.keep {
-		s.res.Scores = append(s.res.Scores[:0], p1...)
-	}
+	s.bestP1 = append(s.bestP1[:0], p1...)
+	s.pending = true
 	return acc, true, nil
+}
+
+// result is the variant's result: the metrics of the best epoch's P(1) at
+// its threshold, on the test and the validation nodes. They are computed
+// here, once, from the copy observe kept (each costs a sort of the nodes'
+// scores for the AUC, which on a large graph cost as much as a training
+// epoch when done at every improvement).
+func (s *selector) result() (VariantResult, error) {
+	if !s.pending {
+		return s.res, nil
+	}
+	thr := float64(s.res.Threshold)
+	m, err := fasd.EvaluateScores(s.bestP1, thr, s.ev.labels, s.ev.sens, s.ev.test)
+	if err != nil {
+		return s.res, err
+	}
+	mv, err := fasd.EvaluateScores(s.bestP1, thr, s.ev.labels, s.ev.sens, s.ev.val)
+	if err != nil {
+		return s.res, err
+	}
+	s.res.Val, s.res.ValAcc, s.res.ValAUC, s.res.Test = metricsOf(mv), Num(mv.Acc), Num(mv.AUC), metricsOf(m)
+	if s.ev.keep {
+		s.res.Scores = s.bestP1
+		s.bestP1 = nil
+	}
+	s.pending = false
+	return s.res, nil
 }
 
 // criterion returns the accuracy at the prior rule's threshold of P(1)
@@ -533,5 +553,6 @@ func trainClassifier(ctx context.Context, cfg *Config, v *view, d int, w *nn.Wor
 	if _, err := trainLoop(ctx, w, t, opt, idx, fc.Epochs, fc.Batch, fasd.NewRand(trainSeed), rep, after); err != nil {
 		return nil, VariantResult{}, err
 	}
-	return best, sel.res, nil
+	res, err := sel.result()
+	return best, res, err
 }

@@ -287,5 +287,6 @@ func trainClassifierBudget(ctx context.Context, cfg *Config, v *view, d int, w *
 	}
 	sel.res.ValCurve = curve
 	sel.res.FBudget = st
-	return best, sel.res, nil
+	res, err := sel.result()
+	return best, res, err
 }

@@ -34,11 +34,12 @@ func majority(ev *evalData) (VariantResult, error) {
 	if _, _, err := sel.observe(0, p1); err != nil {
 		return VariantResult{}, err
 	}
-	sel.res.ValCurve = nil
+	res, err := sel.result()
+	res.ValCurve = nil
 	if ev.flip != nil {
-		sel.res.Counterfactual = numPtr(0) // a constant never changes
+		res.Counterfactual = numPtr(0) // a constant never changes
 	}
-	return sel.res, nil
+	return res, err
 }
 
 // trainMLP trains the baseline's widths without the graph (Â = I) on the
