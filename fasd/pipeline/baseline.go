@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 
 	"github.com/fasd-db/fasd/fasd"
@@ -62,8 +63,11 @@ type sparseGCN struct {
 	tPtr             []int32
 	tCol             []uint32
 	tVal             []float32
-	draws            [][]uint64 // dropMask's draws, one buffer per worker
-	dz, dq, part     []float32
+	// evalRows (setEval, sorted) are the rows an evaluation forward
+	// computes Z on; nil: every row
+	evalRows     []uint32
+	draws        [][]uint64 // dropMask's draws, one buffer per worker
+	dz, dq, part []float32
 }
 
 // gcnBlock is the number of rows of one parallel block.
@@ -321,6 +325,31 @@ func (g *sparseGCN) setTrain(train []uint32) {
 	}
 }
 
+// setEval declares the rows whose logits an evaluation forward must
+// compute (forward with src == nil, and the validation half of
+// forwardBoth): the other rows of z (zv) are then left as they were. Each
+// computed row is the full product's bit for bit (prop2Rows). rows may
+// repeat and come in any order; nil (or every row) restores the full pass.
+func (g *sparseGCN) setEval(rows []uint32) {
+	if rows == nil {
+		g.evalRows = nil
+		return
+	}
+	in := make([]bool, g.n)
+	for _, u := range rows {
+		in[u] = true
+	}
+	g.evalRows = g.evalRows[:0]
+	for u := range g.n {
+		if in[u] {
+			g.evalRows = append(g.evalRows, uint32(u))
+		}
+	}
+	if len(g.evalRows) == g.n {
+		g.evalRows = nil
+	}
+}
+
 // trainSet reports whether train is the slice setTrain was given.
 func (g *sparseGCN) trainSet(train []uint32) bool {
 	return g.tPtr != nil && len(train) == len(g.train) && (len(train) == 0 || &train[0] == &g.train[0])
@@ -403,16 +432,46 @@ func (g *sparseGCN) pass(p float64, src *rand.PCG, train, eval bool) {
 			g.h1w2[2*u], g.h1w2[2*u+1] = s0, s1
 		}
 	})
+	b2 := g.b2.Value.Data
 	switch {
 	case train && g.tPtr != nil: // Z on the training rows alone (setTrain)
-		g.prop2Rows(g.trainRows, g.h1w2, g.b2.Value.Data, g.z)
+		g.prop2Rows(g.trainRows, g.h1w2, b2, g.z)
 		if both {
-			g.prop2(g.h1w2v, g.b2.Value.Data, g.zv)
+			g.propEval(g.h1w2v, b2, g.zv)
 		}
+	case both && g.evalRows != nil:
+		g.prop2(g.h1w2, b2, g.z)
+		g.prop2Rows(g.evalRows, g.h1w2v, b2, g.zv)
 	case both:
-		g.prop2x2(g.h1w2, g.h1w2v, g.b2.Value.Data, g.z, g.zv)
+		g.prop2x2(g.h1w2, g.h1w2v, b2, g.z, g.zv)
+	case eval:
+		g.propEval(g.h1w2, b2, g.z)
 	default:
-		g.prop2(g.h1w2, g.b2.Value.Data, g.z)
+		g.prop2(g.h1w2, b2, g.z)
+	}
+}
+
+// propEval is the evaluation forward's last product: dst = Â·src + bias on
+// the rows setEval declared (every row when it declared none).
+func (g *sparseGCN) propEval(src, bias, dst []float32) {
+	if g.evalRows == nil {
+		g.prop2(src, bias, dst)
+		return
+	}
+	g.prop2Rows(g.evalRows, src, bias, dst)
+}
+
+// eachEvalRow calls fn for every row an evaluation forward computes
+// (setEval), in increasing order.
+func (g *sparseGCN) eachEvalRow(fn func(u int)) {
+	if g.evalRows == nil {
+		for u := range g.n {
+			fn(u)
+		}
+		return
+	}
+	for _, u := range g.evalRows {
+		fn(int(u))
 	}
 }
 
@@ -573,6 +632,11 @@ func trainFullGraph(ctx context.Context, cfg *Config, in *Input, edges [][2]uint
 	}
 	g.workers = cfg.workerCount()
 	g.setTrain(train)
+	if !ev.keep {
+		// Selection reads P(1) on the validation and test nodes alone
+		// (the counterfactual share on the test nodes).
+		g.setEval(append(slices.Clone(ev.val), ev.test...))
+	}
 	cf, err := newFullGraphCF(in, bc.Hidden, edges, xcf)
 	if err != nil {
 		return VariantResult{}, err
@@ -604,10 +668,10 @@ func trainFullGraph(ctx context.Context, cfg *Config, in *Input, edges [][2]uint
 		} else {
 			g.forward(0, nil)
 		}
-		for u := range p1 {
+		g.eachEvalRow(func(u int) {
 			a, b := float64(z[2*u]), float64(z[2*u+1])
 			p1[u] = 1 / (1 + math.Exp(a-b))
-		}
+		})
 		acc, improved, err := sel.observe(ep, p1)
 		if err != nil {
 			return VariantResult{}, err

@@ -158,10 +158,13 @@ func newFullGraphCF(in *Input, h int, edges [][2]uint32, xcf []float32) (*fullGr
 // on the original features is p1, at threshold thr on the test nodes.
 func (c *fullGraphCF) share(g *sparseGCN, p1 []float64, thr float64, test []uint32) float64 {
 	nn.CopyParams(c.g.params(), g.params())
+	if c.g.evalRows == nil {
+		c.g.setEval(test)
+	}
 	c.g.forward(0, nil)
-	for u := range c.p1 {
+	c.g.eachEvalRow(func(u int) {
 		a, b := float64(c.g.z[2*u]), float64(c.g.z[2*u+1])
 		c.p1[u] = 1 / (1 + math.Exp(a-b))
-	}
+	})
 	return changedShare(p1, c.p1, thr, test)
 }

@@ -327,18 +327,22 @@ func TestProp2Order(t *testing.T) {
 //
 // With setTrain on the second network (the training rows declared: Z on
 // them alone, dQ from their columns of Â) the losses, gradients and
-// validation logits are still the plain sequence's bit for bit.
+// validation logits are still the plain sequence's bit for bit; with
+// setEval (evaluation rows declared) the validation logits of those rows
+// are, and so are a plain evaluation forward's.
 func TestForwardBothSequence(t *testing.T) {
 	for _, c := range gcnCases {
 		for _, declared := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/setTrain=%v", c.name, declared), func(t *testing.T) {
-				testForwardBothSequence(t, c, declared)
-			})
+			for _, evalRows := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/setTrain=%v/setEval=%v", c.name, declared, evalRows), func(t *testing.T) {
+					testForwardBothSequence(t, c, declared, evalRows)
+				})
+			}
 		}
 	}
 }
 
-func testForwardBothSequence(t *testing.T, c gcnCase, declared bool) {
+func testForwardBothSequence(t *testing.T, c gcnCase, declared, evalRows bool) {
 	{
 		{
 			edges, x, train, labels := c.build(t)
@@ -354,6 +358,19 @@ func testForwardBothSequence(t *testing.T, c gcnCase, declared bool) {
 			gb, ob := mk()
 			if declared {
 				gb.setTrain(train)
+			}
+			rows := make([]bool, c.n) // the rows compared
+			for u := range rows {
+				rows[u] = !evalRows || u%3 == 1
+			}
+			if evalRows {
+				var list []uint32
+				for u := c.n - 1; u >= 0; u-- { // in reverse, one repeated
+					if rows[u] {
+						list = append(list, uint32(u), uint32(u))
+					}
+				}
+				gb.setEval(list)
 			}
 			sa, sb := rand.NewPCG(c.seed, 5), rand.NewPCG(c.seed, 5)
 			gb.forward(c.dropout, sb)
@@ -382,9 +399,15 @@ func testForwardBothSequence(t *testing.T, c gcnCase, declared bool) {
 					t.Fatalf("epoch %d: loss %v, plain %v", ep, lb, la)
 				}
 				for i, v := range ga.z {
-					if math.Float32bits(gb.zv[i]) != math.Float32bits(v) {
+					if rows[i/2] && math.Float32bits(gb.zv[i]) != math.Float32bits(v) {
 						t.Fatalf("epoch %d: validation z[%d] = %v, plain %v", ep, i, gb.zv[i], v)
 					}
+				}
+			}
+			gb.forward(0, nil)
+			for i, v := range ga.z {
+				if rows[i/2] && math.Float32bits(gb.z[i]) != math.Float32bits(v) {
+					t.Fatalf("evaluation forward: z[%d] = %v, plain %v", i, gb.z[i], v)
 				}
 			}
 		}
