@@ -73,7 +73,7 @@ func TestEstimateInput_SameSubgraphs(t *testing.T) {
 	}
 	defer v.Close()
 	cfg := e2eConfig(t, 3)
-	full, total, err := trainInput(context.Background(), v, &cfg, false, 40, nil)
+	full, total, err := trainInput(context.Background(), v, &cfg, false, 40, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 // features are kept once, in Input.Features; the subgraphs leave X nil
 // (see pipeline.Input).
 func TrainInput(ctx context.Context, v *index.View, cfg *pipeline.Config, withGraph bool) (*pipeline.Input, error) {
-	in, _, err := trainInput(ctx, v, cfg, withGraph, 0, nil)
+	in, _, err := trainInput(ctx, v, cfg, withGraph, 0, nil, nil)
 	return in, err
 }
 
@@ -50,8 +50,9 @@ func pickRoots(roots []uint32, limit int, seed uint64) []uint32 {
 // chosen uniformly without replacement by a generator seeded from cfg.Seed
 // (the same roots for the same seed and graph), and returns the number of
 // roots the full run has. onSample, if set, is called before each root is
-// sampled.
-func trainInput(ctx context.Context, v *index.View, cfg *pipeline.Config, withGraph bool, limit int, onSample func(root uint32)) (*pipeline.Input, int, error) {
+// sampled; onChoose, if set, before the scope choice trains its networks.
+func trainInput(ctx context.Context, v *index.View, cfg *pipeline.Config, withGraph bool, limit int,
+	onSample func(root uint32), onChoose func(*pipeline.ScopeChoice)) (*pipeline.Input, int, error) {
 	n := v.NumNodes()
 	d := v.NumFeatures()
 	in := &pipeline.Input{NumNodes: n, D: d, Labels: make([]int8, n), Sens: make([]int8, n), Split: make([]fasd.Split, n),
@@ -96,6 +97,9 @@ func trainInput(ctx context.Context, v *index.View, cfg *pipeline.Config, withGr
 		}
 	}
 	if cfg.NeedsScopeChoice() {
+		if onChoose != nil && in.Scope != nil {
+			onChoose(in.Scope)
+		}
 		if in.Scope, err = pipeline.ChooseScope(ctx, cfg, in); err != nil {
 			return nil, 0, err
 		}
@@ -150,8 +154,13 @@ type TrainOptions struct {
 	// Scratch is pipeline.Options.Scratch (e.g. TempScratch): where the
 	// debiased features go instead of memory; nil keeps them in memory.
 	Scratch func() (pipeline.Scratch, error)
-	// Sampled, if set, is called after the input was read and sampled.
+	// Sampled, if set, is called after the input was read and sampled
+	// (elapsed includes the scope choice, if one ran).
 	Sampled func(in *pipeline.Input, elapsed time.Duration)
+	// Choosing, if set, is called before sample.scope = "auto" trains
+	// its full-graph networks (where the labels allow the wide scope),
+	// with the choice pending: on a large graph they take minutes.
+	Choosing func(ch *pipeline.ScopeChoice)
 	// Estimated, if set, makes Train run pipeline.EstimateRun first (a few
 	// seconds) and report the extrapolated time before the long work.
 	Estimated func(est *pipeline.Estimate)
@@ -219,7 +228,7 @@ func Train(ctx context.Context, g *index.Graph, cfg pipeline.Config, opt *TrainO
 		// decide about).
 		in, total, err = estimateInput(ctx, view, &cfg, limit, opt.onSample)
 	} else {
-		in, total, err = trainInput(ctx, view, &cfg, withGraph, limit, opt.onSample)
+		in, total, err = trainInput(ctx, view, &cfg, withGraph, limit, opt.onSample, opt.Choosing)
 	}
 	if err != nil {
 		return nil, nil, err

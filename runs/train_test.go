@@ -206,12 +206,17 @@ func TestTrain_ScopeAutoStoresTheChoice(t *testing.T) {
 	cfg.Classifier.Epochs = 5
 	cfg.Baseline.Epochs = 60
 	cfg.Sample.Scope = string(pipeline.SampleAuto)
-	rec, res, err := Train(context.Background(), g, cfg, nil)
+	var announced []*pipeline.ScopeChoice
+	rec, res, err := Train(context.Background(), g, cfg, &TrainOptions{
+		Choosing: func(ch *pipeline.ScopeChoice) { announced = append(announced, ch) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Scope == nil || !res.Scope.Wide {
 		t.Fatalf("scope choice %v, want wide", res.Scope)
+	}
+	if len(announced) != 1 || !announced[0].Pending || announced[0].Nets < 1 {
+		t.Errorf("Choosing called with %v, want once with the pending choice", announced)
 	}
 	if res.Config.Sample.Scope != string(pipeline.SampleFixed) || res.Config.Sample.Mode != "hop" || res.Config.Sample.Edges != "induced" {
 		t.Fatalf("result config sample %+v, want the wide scope, fixed", res.Config.Sample)

@@ -90,9 +90,9 @@ func (s *ScopeChoice) String() string {
 	took := time.Duration(s.Seconds * float64(time.Second)).Round(time.Millisecond)
 	if s.Pending {
 		return fmt.Sprintf("chosen when the run starts: the labels' group-rate ratio %.2f ≥ %.2f allows the wide scope, "+
-			"and %d GCN%s and %d MLP%s on the full graph will decide (not in this estimate, which is for the configured sampling; "+
+			"and %s on the full graph will decide (not in this estimate, which is for the configured sampling; "+
 			"the wide scope makes the score networks and the debiasing several times as long: RESULTS.md, \"The scope guarded by the labels\")",
-			float64(s.LabelRatio), float64(s.MinRatio), s.Nets, plural(s.Nets), s.Nets, plural(s.Nets))
+			float64(s.LabelRatio), float64(s.MinRatio), s.NetsPhrase())
 	}
 	if s.Nets == 0 {
 		return fmt.Sprintf("%s (labels' group-rate ratio %.2f < %.2f: no network trained; %s)",
@@ -103,6 +103,11 @@ func (s *ScopeChoice) String() string {
 		what, s.Nets, nets, float64(s.GCNAUC), s.Nets, nets, float64(s.MLPAUC),
 		s.Gain(), cmp(s.Gain() >= float64(s.Margin)), float64(s.Margin),
 		float64(s.LabelRatio), cmp(float64(s.LabelRatio) >= float64(s.MinRatio)), float64(s.MinRatio), took)
+}
+
+// NetsPhrase names the networks the choice trains ("1 GCN and 1 MLP").
+func (s *ScopeChoice) NetsPhrase() string {
+	return fmt.Sprintf("%d GCN%s and %d MLP%s", s.Nets, plural(s.Nets), s.Nets, plural(s.Nets))
 }
 
 func plural(n int) string {

@@ -345,11 +345,19 @@ of every stage.
 			rec, res, err := runs.Train(ctx, g, cfg, &runs.TrainOptions{
 				Variants: variants, Diagnostics: o.Diagnostics, NoSave: o.NoSave, Callbacks: sp.callbacks(), Scratch: scratchFor(o.Spill),
 				EstimateOnly: o.EstimateOnly,
+				Choosing: func(ch *pipeline.ScopeChoice) {
+					fmt.Fprintf(errOut, "scope: choosing (the labels' group-rate ratio %.2f allows the wide scope): "+
+						"training %s on the full graph…\n", float64(ch.LabelRatio), ch.NetsPhrase())
+				},
 				Sampled: func(in *pipeline.Input, d time.Duration) {
 					if in.Scope != nil {
 						fmt.Fprintf(errOut, "scope: %s\n", in.Scope)
 					}
-					fmt.Fprintf(errOut, "sampled %d subgraphs in %s\n", len(in.Subgraphs), d.Round(time.Millisecond))
+					fmt.Fprintf(errOut, "sampled %d subgraphs in %s", len(in.Subgraphs), d.Round(time.Millisecond))
+					if in.Scope != nil && in.Scope.Nets > 0 {
+						fmt.Fprint(errOut, " (the scope choice included)")
+					}
+					fmt.Fprintln(errOut)
 				},
 				Estimated: func(est *pipeline.Estimate) {
 					printEstimate(errOut, est, 1)
