@@ -41,7 +41,9 @@ func bailSizedGCN(b testing.TB) (*sparseGCN, []uint32, []int8) {
 // BenchmarkSparseGCNEpoch is one epoch of the GCN baseline as trainFullGraph
 // runs it (backward of the training forward, Adam step, then forwardBoth:
 // the validation forward at the new weights and the next epoch's training
-// forward with dropout, in one pass) on a Bail-sized random graph. It
+// forward with dropout, in one pass) on a Bail-sized random graph, with
+// the validation product over every row (as under --scores; otherwise
+// trainFullGraph declares the validation and test rows alone, setEval). It
 // reports ns/epoch and the memory traffic of the epoch's model
 // (gcnEpochBytes) per second. It runs GOMAXPROCS workers, as fasd train
 // does with its default two.
