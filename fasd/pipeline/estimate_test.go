@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"math"
 	"runtime"
 	"testing"
@@ -241,5 +242,43 @@ func TestHeldOutFull(t *testing.T) {
 		if got := heldOutFull(in, sgs, c.grow); got != c.want {
 			t.Errorf("roots %v × %g: %d, want %d", c.roots, c.grow, got, c.want)
 		}
+	}
+}
+
+// ensure that the debiasing the estimate times apart (on more subgraphs
+// than estimateDebiasRoots here) reports a positive time per subgraph,
+// nothing without models, and the context's error when it is cancelled.
+func TestDebiasPerSubgraph(t *testing.T) {
+	g := newToyGraph(600, 8, 20, 0.8, 0.3, 0.5, 5)
+	in := g.input(t, 1, 3)
+	sgs, _, _, _, err := in.validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sgs) <= estimateDebiasRoots {
+		t.Fatalf("%d subgraphs: the test needs more than %d", len(sgs), estimateDebiasRoots)
+	}
+	cfg, err := Preset("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := newModels(&cfg, in.D, false, true, false, false, fasd.NewRand(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Guides, err = trainLinearGuides(context.Background(), originalView(sgs, in.D, in.Features), in.D, guideRounds(&cfg)); err != nil {
+		t.Fatal(err)
+	}
+	per, err := debiasPerSubgraph(context.Background(), m, sgs, in.D, in.Features, 2)
+	if err != nil || !(per > 0) || math.IsInf(per, 0) {
+		t.Fatalf("debiasPerSubgraph = %v, %v; want a positive time", per, err)
+	}
+	if per, err := debiasPerSubgraph(context.Background(), nil, sgs, in.D, in.Features, 2); per != 0 || err != nil {
+		t.Errorf("without models: %v, %v; want 0, nil", per, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := debiasPerSubgraph(ctx, m, sgs, in.D, in.Features, 2); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v, want context.Canceled", err)
 	}
 }
