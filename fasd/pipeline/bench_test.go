@@ -60,17 +60,7 @@ func BenchmarkDebiasAll(b *testing.B) {
 		b.Fatal(err)
 	}
 	v := originalView(sgs, in.D, nil)
-	cfg, err := Preset("default")
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := newModels(&cfg, in.D, false, true, false, false, fasd.NewRand(1))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if m.Guides, err = trainLinearGuides(context.Background(), v, in.D, guideRounds(&cfg)); err != nil {
-		b.Fatal(err)
-	}
+	m := freshDebiasModels(b, v, in.D)
 	for _, workers := range []int{1, 2} {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
 			for b.Loop() {
@@ -81,4 +71,24 @@ func BenchmarkDebiasAll(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(sgs))/1e6, "ms/subgraph")
 		})
 	}
+}
+
+// freshDebiasModels is the default preset's models for d features with
+// freshly initialised score networks and the linear guides fitted on v:
+// what debiasAll needs, without training (its cost does not depend on the
+// weights).
+func freshDebiasModels(tb testing.TB, v *view, d int) *Models {
+	tb.Helper()
+	cfg, err := Preset("default")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m, err := newModels(&cfg, d, false, true, false, false, fasd.NewRand(1))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if m.Guides, err = trainLinearGuides(context.Background(), v, d, guideRounds(&cfg)); err != nil {
+		tb.Fatal(err)
+	}
+	return m
 }

@@ -258,17 +258,7 @@ func TestDebiasPerSubgraph(t *testing.T) {
 	if len(sgs) <= estimateDebiasRoots {
 		t.Fatalf("%d subgraphs: the test needs more than %d", len(sgs), estimateDebiasRoots)
 	}
-	cfg, err := Preset("default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := newModels(&cfg, in.D, false, true, false, false, fasd.NewRand(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.Guides, err = trainLinearGuides(context.Background(), originalView(sgs, in.D, in.Features), in.D, guideRounds(&cfg)); err != nil {
-		t.Fatal(err)
-	}
+	m := freshDebiasModels(t, originalView(sgs, in.D, in.Features), in.D)
 	per, err := debiasPerSubgraph(context.Background(), m, sgs, in.D, in.Features, 2)
 	if err != nil || !(per > 0) || math.IsInf(per, 0) {
 		t.Fatalf("debiasPerSubgraph = %v, %v; want a positive time", per, err)
