@@ -199,6 +199,44 @@ func TestAUC(t *testing.T) {
 	}
 }
 
+// Ensure that one AUCScratch reused across calls of changing sizes (early
+// returns included) gives the oracle's AUC every time, and that once its
+// memory has grown a call allocates nothing.
+func TestAUCScratch(t *testing.T) {
+	var sc AUCScratch
+	rng := rand.New(rand.NewPCG(3, 4))
+	for k := range 200 {
+		n := 1 + rng.IntN(80)
+		s := make([]float64, n)
+		l := make([]int8, n)
+		for i := range n {
+			s[i] = float64(rng.IntN(8))
+			l[i] = int8(rng.IntN(3)) - 1 // −1: skipped
+		}
+		if k%17 == 0 {
+			s[rng.IntN(n)] = math.NaN()
+		}
+		got, err := sc.AUC(s, l)
+		want, werr := AUC(s, l)
+		if (err != nil) != (werr != nil) || !(near(got, want) || math.IsNaN(got) && math.IsNaN(want)) {
+			t.Fatalf("call %d: scratch AUC %v, %v; AUC %v, %v", k, got, err, want, werr)
+		}
+		if slices.Contains(l, 0) && slices.Contains(l, 1) && !slices.ContainsFunc(s, math.IsNaN) {
+			if o := pairAUC(s, l); !near(got, o) {
+				t.Fatalf("call %d: scratch AUC %v, oracle %v", k, got, o)
+			}
+		}
+	}
+	s := make([]float64, 1000)
+	l := make([]int8, 1000)
+	for i := range s {
+		s[i], l[i] = rng.Float64(), int8(i%2)
+	}
+	if a := testing.AllocsPerRun(10, func() { _, _ = sc.AUC(s, l) }); a != 0 {
+		t.Errorf("a warm scratch allocated %v times per call", a)
+	}
+}
+
 // Ensure that F1 and macro-F1 match hand counts, including the constant
 // predictors that accuracy alone flatters.
 func TestEvaluate_F1(t *testing.T) {

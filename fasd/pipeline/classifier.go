@@ -200,6 +200,10 @@ type selector struct {
 	avg    []float64
 	counts []int32
 	scores []float64 // validation P(1), for SelectAUC
+	// auc keeps the sorted copy of the validation scores between epochs:
+	// 16 bytes per validation node, which a large graph (10⁵ of them)
+	// would otherwise allocate at every epoch.
+	auc fasd.AUCScratch
 	// bestP1 is P(1) per node at the best epoch so far; pending says
 	// that result has not yet computed its metrics.
 	bestP1  []float64
@@ -290,7 +294,7 @@ func (s *selector) criterion(p1 []float64, nodes []uint32, y, pred []int8, score
 	acc = fasd.Accuracy(pred, y)
 	crit = acc
 	if ev.sel == SelectAUC || ev.sel == SelectFair {
-		if crit, err = fasd.AUC(scores, y); err != nil {
+		if crit, err = s.auc.AUC(scores, y); err != nil {
 			return acc, crit, err
 		}
 		if math.IsNaN(crit) { // one validation class only: no ranking to judge
