@@ -677,7 +677,7 @@ func trainFullGraph(ctx context.Context, cfg *Config, in *Input, edges [][2]uint
 			return VariantResult{}, err
 		}
 		if improved && cf != nil {
-			sel.res.Counterfactual = numPtr(cf.share(g, p1, float64(sel.res.Threshold), ev.test))
+			sel.res.Counterfactual = numPtr(cf.share(g, p1, sel.bestThreshold(), ev.test))
 		}
 		rep.epoch(ep, loss, acc)
 		rep.progress(ep + 1)

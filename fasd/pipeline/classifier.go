@@ -208,6 +208,8 @@ type selector struct {
 	// that result has not yet computed its metrics.
 	bestP1  []float64
 	pending bool
+	// thrSet says res.Threshold is the pending best epoch's (bestThreshold).
+	thrSet bool
 	// fair subtracts the ranking gaps from the criterion (SelectFair, on
 	// a variant of the FASD pipeline).
 	fair bool
@@ -229,7 +231,8 @@ func newSelector(ev *evalData, v Variant) *selector {
 
 // observe takes P(1) per node for one epoch; it returns the validation
 // accuracy and whether the epoch is the new best by the selection
-// criterion (then the test metrics are recorded).
+// criterion (then its P(1) and validation scores are kept for result and
+// bestThreshold).
 func (s *selector) observe(epoch int, p1 []float64) (float64, bool, error) {
 	if s.scores == nil {
 		s.scores = make([]float64, len(s.ev.val))
@@ -244,11 +247,23 @@ func (s *selector) observe(epoch int, p1 []float64) (float64, bool, error) {
 	}
 	s.best = crit
 	s.res.BestEpoch = epoch
-	s.res.Threshold = Num(s.threshold())
 	s.res.ValScores = append(s.res.ValScores[:0], s.scores...)
 	s.bestP1 = append(s.bestP1[:0], p1...)
-	s.pending = true
+	s.pending, s.thrSet = true, false
 	return acc, true, nil
+}
+
+// bestThreshold is the decision threshold of the best epoch so far
+// (VariantResult.Threshold), tuned on its validation scores when first
+// asked for: a tuned threshold sorts the validation scores, which on a
+// large graph, where nearly every epoch improves, would cost a sort per
+// epoch.
+func (s *selector) bestThreshold() float64 {
+	if s.pending && !s.thrSet {
+		s.res.Threshold = Num(s.threshold(s.res.ValScores))
+		s.thrSet = true
+	}
+	return float64(s.res.Threshold)
 }
 
 // result is the variant's result: the metrics of the best epoch's P(1) at
@@ -260,7 +275,7 @@ func (s *selector) result() (VariantResult, error) {
 	if !s.pending {
 		return s.res, nil
 	}
-	thr := float64(s.res.Threshold)
+	thr := s.bestThreshold()
 	m, err := fasd.EvaluateScores(s.bestP1, thr, s.ev.labels, s.ev.sens, s.ev.test)
 	if err != nil {
 		return s.res, err
@@ -274,7 +289,7 @@ func (s *selector) result() (VariantResult, error) {
 		s.res.Scores = s.bestP1
 		s.bestP1 = nil
 	}
-	s.pending = false
+	s.pending, s.thrSet = false, false
 	return s.res, nil
 }
 
@@ -348,17 +363,18 @@ func selectionGaps(scores []float64, nodes []uint32, y, sens []int8) (float64, e
 	return g, nil
 }
 
-// threshold is the decision threshold for the validation scores in
-// s.scores: the prior rule's, or the one tuned on them (classifier.decision).
-// The epoch itself is chosen before, at the prior rule's threshold.
-func (s *selector) threshold() float64 {
+// threshold is the decision threshold for the validation scores (P(1) of
+// the validation nodes, in s.ev.val's order): the prior rule's, or the one
+// tuned on them (classifier.decision). The epoch itself is chosen before,
+// at the prior rule's threshold.
+func (s *selector) threshold(scores []float64) float64 {
 	switch s.ev.dec {
 	case DecisionPlatt:
-		return fasd.PlattThreshold(s.scores, s.yval, s.ev.thr)
+		return fasd.PlattThreshold(scores, s.yval, s.ev.thr)
 	case DecisionValAcc:
-		return fasd.AccuracyThreshold(s.scores, s.yval, s.ev.thr)
+		return fasd.AccuracyThreshold(scores, s.yval, s.ev.thr)
 	case DecisionRate:
-		return fasd.RateThreshold(s.scores, s.yval, s.ev.thr)
+		return fasd.RateThreshold(scores, s.yval, s.ev.thr)
 	}
 	return s.ev.thr
 }

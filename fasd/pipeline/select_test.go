@@ -2,7 +2,10 @@ package pipeline
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
+
+	"github.com/fasd-db/fasd/fasd"
 )
 
 func TestSelectionGaps(t *testing.T) {
@@ -67,6 +70,77 @@ func TestSelectFair_OnlyPipelineVariants(t *testing.T) {
 		}
 		if math.Abs(crit-tc.want) > 1e-12 {
 			t.Errorf("%s α=%v: criterion %v, want %v", tc.v, tc.alpha, crit, tc.want)
+		}
+	}
+}
+
+// TestSelector_BestThreshold: the threshold tuned once, when asked for,
+// is the one tuned at the best epoch on its validation scores, under every
+// decision rule, whether or not it was asked for in between (as the
+// counterfactual share does at improving epochs) and after later
+// improvements; result reports it with the metrics of that epoch.
+func TestSelector_BestThreshold(t *testing.T) {
+	const n = 40
+	rng := rand.New(rand.NewPCG(7, 8))
+	ev := evalData{numNodes: n, labels: make([]int8, n), sens: make([]int8, n), thr: 0.5, sel: SelectAUC}
+	for u := range n {
+		ev.labels[u], ev.sens[u] = int8(rng.IntN(2)), int8(rng.IntN(2))
+		if u%2 == 0 {
+			ev.val = append(ev.val, uint32(u))
+		} else {
+			ev.test = append(ev.test, uint32(u))
+		}
+	}
+	for _, dec := range []Decision{DecisionPrior, DecisionRate, DecisionValAcc, DecisionPlatt} {
+		for _, ask := range []float64{0, 0.5, 1} { // how often bestThreshold is asked at an improvement
+			e := ev
+			e.dec = dec
+			s := newSelector(&e, VariantGCN)
+			var want float64 // the threshold tuned eagerly at the best epoch
+			var wantScores []float64
+			improvements := 0
+			for ep := range 30 {
+				p1 := make([]float64, n)
+				for u := range p1 {
+					// Later epochs separate the classes better, with noise.
+					p1[u] = 1 / (1 + math.Exp(-(float64(ep)/10*(2*float64(ev.labels[u])-1) + rng.NormFloat64())))
+				}
+				_, improved, err := s.observe(ep, p1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !improved {
+					continue
+				}
+				improvements++
+				wantScores = wantScores[:0]
+				for _, u := range e.val {
+					wantScores = append(wantScores, p1[u])
+				}
+				want = s.threshold(wantScores)
+				if rng.Float64() < ask {
+					if got := s.bestThreshold(); got != want {
+						t.Fatalf("%v, epoch %d: bestThreshold %v, want %v", dec, ep, got, want)
+					}
+				}
+			}
+			if improvements < 2 {
+				t.Fatalf("%v: %d improvements; the test needs several", dec, improvements)
+			}
+			res, err := s.result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if float64(res.Threshold) != want {
+				t.Errorf("%v, ask %v: result's threshold %v, want %v", dec, ask, res.Threshold, want)
+			}
+			m, err := fasd.EvaluateScores(s.bestP1, want, e.labels, e.sens, e.val)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if float64(res.ValAcc) != m.Acc {
+				t.Errorf("%v, ask %v: validation accuracy %v, want %v at the best epoch's threshold", dec, ask, res.ValAcc, m.Acc)
+			}
 		}
 	}
 }
