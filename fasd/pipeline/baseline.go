@@ -73,7 +73,7 @@ type sparseGCN struct {
 // gcnBlock is the number of rows of one parallel block.
 const gcnBlock = 512
 
-func newSparseGCN(n, d, h int, edges [][2]uint32, x []float32, rng *rand.Rand) (*sparseGCN, error) {
+func newSparseGCN(n, d, h, workers int, edges [][2]uint32, x []float32, rng *rand.Rand) (*sparseGCN, error) {
 	if len(x) != n*d {
 		return nil, fmt.Errorf("%w: baseline features |X|=%d, want %d·%d", ErrInput, len(x), n, d)
 	}
@@ -87,7 +87,7 @@ func newSparseGCN(n, d, h int, edges [][2]uint32, x []float32, rng *rand.Rand) (
 			deg[e[1]]++
 		}
 	}
-	g := &sparseGCN{n: n, d: d, h: h, workers: 1, rowPtr: make([]int32, n+1)}
+	g := &sparseGCN{n: n, d: d, h: h, workers: max(1, workers), rowPtr: make([]int32, n+1)}
 	for v := 0; v < n; v++ {
 		g.rowPtr[v+1] = g.rowPtr[v] + deg[v] + 1
 	}
@@ -108,12 +108,16 @@ func newSparseGCN(n, d, h int, edges [][2]uint32, x []float32, rng *rand.Rand) (
 			put(e[1], e[0])
 		}
 	}
-	for u := 0; u < n; u++ {
-		du := 1 / math.Sqrt(float64(deg[u]+1))
-		for k := g.rowPtr[u]; k < g.rowPtr[u+1]; k++ {
-			g.val[k] = float32(du / math.Sqrt(float64(deg[g.col[k]]+1)))
+	// The weights and Â·X row by row, on the workers (each row's value
+	// does not depend on how the rows are shared out).
+	g.rows(func(_, lo, hi int) {
+		for u := lo; u < hi; u++ {
+			du := 1 / math.Sqrt(float64(deg[u]+1))
+			for k := g.rowPtr[u]; k < g.rowPtr[u+1]; k++ {
+				g.val[k] = float32(du / math.Sqrt(float64(deg[g.col[k]]+1)))
+			}
 		}
-	}
+	})
 	glorot := func(p *autodiff.Param[float32], in, out int) {
 		b := math.Sqrt(6 / float64(in+out))
 		for i := range p.Value.Data {
@@ -626,23 +630,19 @@ func trainFullGraph(ctx context.Context, cfg *Config, in *Input, edges [][2]uint
 	bc := cfg.Baseline
 	src := fasd.NewPCG(seed)
 	rng := rand.New(src) // the same stream: initialisation, then dropout
-	g, err := newSparseGCN(in.NumNodes, in.D, bc.Hidden, edges, x, rng)
+	g, err := newSparseGCN(in.NumNodes, in.D, bc.Hidden, cfg.workerCount(), edges, x, rng)
 	if err != nil {
 		return VariantResult{}, err
 	}
-	g.workers = cfg.workerCount()
 	g.setTrain(train)
 	if !ev.keep {
 		// Selection reads P(1) on the validation and test nodes alone
 		// (the counterfactual share on the test nodes).
 		g.setEval(append(slices.Clone(ev.val), ev.test...))
 	}
-	cf, err := newFullGraphCF(in, bc.Hidden, edges, xcf)
+	cf, err := newFullGraphCF(in, bc.Hidden, g.workers, edges, xcf)
 	if err != nil {
 		return VariantResult{}, err
-	}
-	if cf != nil {
-		cf.g.workers = g.workers
 	}
 	opt := nn.NewAdam(g.params(), nn.AdamConfig{LR: bc.LR, WeightDecay: bc.WeightDecay})
 	sel := newSelector(ev, variant)

@@ -141,13 +141,13 @@ type fullGraphCF struct {
 
 // newFullGraphCF returns nil when xcf is nil (no counterfactual asked or
 // no sensitive feature).
-func newFullGraphCF(in *Input, h int, edges [][2]uint32, xcf []float32) (*fullGraphCF, error) {
+func newFullGraphCF(in *Input, h, workers int, edges [][2]uint32, xcf []float32) (*fullGraphCF, error) {
 	if xcf == nil {
 		return nil, nil
 	}
 	// The initial weights are overwritten before every use; a fixed seed
 	// keeps the training's own generator untouched.
-	g, err := newSparseGCN(in.NumNodes, in.D, h, edges, xcf, fasd.NewRand(0))
+	g, err := newSparseGCN(in.NumNodes, in.D, h, workers, edges, xcf, fasd.NewRand(0))
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -31,7 +32,7 @@ func bailSizedGCN(b testing.TB) (*sparseGCN, []uint32, []int8) {
 			train = append(train, uint32(v))
 		}
 	}
-	g, err := newSparseGCN(n, d, h, edges, x, rand.New(rand.NewPCG(3, 4)))
+	g, err := newSparseGCN(n, d, h, 1, edges, x, rand.New(rand.NewPCG(3, 4)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -138,4 +139,32 @@ func gcnEpochBytes(g *sparseGCN) int64 {
 		nd + mask + nh + 2*n2 + // forwardBoth
 		nh + nd // backward
 	return sparse + dense
+}
+
+// BenchmarkNewSparseGCN builds the baseline's normalised adjacency and Â·X
+// for a Bail-sized random graph (bailSizedGCN's shape) on one and on two
+// workers (the rows shared out; the same bits, TestNewSparseGCN_WorkersSameBits).
+func BenchmarkNewSparseGCN(b *testing.B) {
+	g, _, _ := bailSizedGCN(b)
+	edges := make([][2]uint32, 0, len(g.col)/2)
+	for u := range g.n {
+		for k := g.rowPtr[u]; k < g.rowPtr[u+1]; k++ {
+			if v := g.col[k]; uint32(u) < v {
+				edges = append(edges, [2]uint32{uint32(u), v})
+			}
+		}
+	}
+	x := make([]float32, g.n*g.d)
+	for i := range x {
+		x[i] = float32(i%7) - 3
+	}
+	for _, w := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := newSparseGCN(g.n, g.d, g.h, w, edges, x, rand.New(rand.NewPCG(3, 4))); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/fasd-db/fasd/fasd/autodiff"
@@ -64,7 +65,7 @@ func TestSparseGCNMatchesReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g, err := newSparseGCN(c.n, c.d, c.h, edges, x, rand.New(rand.NewPCG(c.seed, 9)))
+			g, err := newSparseGCN(c.n, c.d, c.h, 1, edges, x, rand.New(rand.NewPCG(c.seed, 9)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +109,7 @@ func TestSparseGCNWorkersBitIdentical(t *testing.T) {
 	c := gcnCases[3]
 	edges, x, train, labels := c.build(t)
 	run := func(workers int) ([]float32, float64, [][]float32) {
-		g, err := newSparseGCN(c.n, c.d, c.h, edges, x, rand.New(rand.NewPCG(1, 2)))
+		g, err := newSparseGCN(c.n, c.d, c.h, 1, edges, x, rand.New(rand.NewPCG(1, 2)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +151,7 @@ func TestSparseGCNGradientFD(t *testing.T) {
 	for _, c := range gcnCases[:3] {
 		t.Run(c.name, func(t *testing.T) {
 			edges, x, train, labels := c.build(t)
-			g, err := newSparseGCN(c.n, c.d, c.h, edges, x, rand.New(rand.NewPCG(c.seed, 9)))
+			g, err := newSparseGCN(c.n, c.d, c.h, 1, edges, x, rand.New(rand.NewPCG(c.seed, 9)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -239,7 +240,7 @@ func testDropMaskSequential(t *testing.T, n int) {
 	edges := [][2]uint32{{0, 0}}
 	x := make([]float32, n)
 	for _, workers := range []int{1, 2, 3} {
-		g, err := newSparseGCN(n, 1, h, edges, x, rand.New(rand.NewPCG(1, 2)))
+		g, err := newSparseGCN(n, 1, h, 1, edges, x, rand.New(rand.NewPCG(1, 2)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,7 +276,7 @@ func TestProp2Order(t *testing.T) {
 			for i := 0; i < c.m; i++ {
 				edges = append(edges, [2]uint32{uint32(rng.IntN(c.n)), uint32(rng.IntN(c.n))})
 			}
-			g, err := newSparseGCN(c.n, 1, 4, edges, make([]float32, c.n), rand.New(rand.NewPCG(1, 2)))
+			g, err := newSparseGCN(c.n, 1, 4, 1, edges, make([]float32, c.n), rand.New(rand.NewPCG(1, 2)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -347,7 +348,7 @@ func testForwardBothSequence(t *testing.T, c gcnCase, declared, evalRows bool) {
 		{
 			edges, x, train, labels := c.build(t)
 			mk := func() (*sparseGCN, *nn.Adam[float32]) {
-				g, err := newSparseGCN(c.n, c.d, c.h, edges, x, rand.New(rand.NewPCG(c.seed, 9)))
+				g, err := newSparseGCN(c.n, c.d, c.h, 1, edges, x, rand.New(rand.NewPCG(c.seed, 9)))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -411,5 +412,37 @@ func testForwardBothSequence(t *testing.T, c gcnCase, declared, evalRows bool) {
 				}
 			}
 		}
+	}
+}
+
+// TestNewSparseGCN_WorkersSameBits: building the normalised adjacency and
+// Â·X on several workers gives the one-worker build bit for bit (rows are
+// independent), as do the initial weights.
+func TestNewSparseGCN_WorkersSameBits(t *testing.T) {
+	for _, c := range gcnCases {
+		t.Run(c.name, func(t *testing.T) {
+			edges, x, _, _ := c.build(t)
+			one, err := newSparseGCN(c.n, c.d, c.h, 1, edges, x, rand.New(rand.NewPCG(c.seed, 9)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range []int{2, 3} {
+				g, err := newSparseGCN(c.n, c.d, c.h, w, edges, x, rand.New(rand.NewPCG(c.seed, 9)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(g.rowPtr, one.rowPtr) || !slices.Equal(g.col, one.col) {
+					t.Fatalf("%d workers: the adjacency's structure differs", w)
+				}
+				for name, p := range map[string][2][]float32{"Â": {g.val, one.val}, "Â·X": {g.ax, one.ax},
+					"w1": {g.w1.Value.Data, one.w1.Value.Data}, "w2": {g.w2.Value.Data, one.w2.Value.Data}} {
+					for i := range p[1] {
+						if math.Float32bits(p[0][i]) != math.Float32bits(p[1][i]) {
+							t.Fatalf("%d workers: %s[%d] = %g, one worker %g", w, name, i, p[0][i], p[1][i])
+						}
+					}
+				}
+			}
+		})
 	}
 }
