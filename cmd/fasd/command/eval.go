@@ -417,7 +417,7 @@ func newEvalCommand() *cobra.Command {
 			}
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			fmt.Fprintf(errOut, "# effective config\n%s\n", cfg.TOML())
-			defer o.Cfg.applyMaxMemory(errOut)()
+			defer o.Cfg.applyMaxMemory(cmd.Context(), errOut)()
 			s, g, err := openGraph(cmd.Context(), o.DB)
 			if err != nil {
 				return fmt.Errorf("eval: %w", err)
