@@ -210,14 +210,14 @@ type selector struct {
 	pending bool
 	// thrSet says res.Threshold is the pending best epoch's (bestThreshold).
 	thrSet bool
-	// fair subtracts the ranking gaps from the criterion (SelectFair, on
-	// a variant of the FASD pipeline).
+	// fair subtracts the ranking gaps from the criterion (SelectFair or
+	// SelectEO, on a variant of the FASD pipeline).
 	fair bool
 }
 
 func newSelector(ev *evalData, v Variant) *selector {
 	s := &selector{ev: ev, best: math.Inf(-1), res: VariantResult{Variant: v, BestEpoch: -1, Threshold: Num(ev.thr)}}
-	s.fair = ev.sel == SelectFair && v != VariantGCN && v != VariantMLP && v != VariantMajority
+	s.fair = (ev.sel == SelectFair || ev.sel == SelectEO) && v != VariantGCN && v != VariantMLP && v != VariantMajority
 	s.p1 = make([]float64, ev.numNodes)
 	s.avg = make([]float64, 2*ev.numNodes)
 	s.counts = make([]int32, ev.numNodes)
@@ -296,9 +296,9 @@ func (s *selector) result() (VariantResult, error) {
 // criterion returns the accuracy at the prior rule's threshold of P(1)
 // (p1, per node) on the nodes with labels y, and the selection criterion
 // (classifier.select): that accuracy, or the ROC AUC of the scores (the
-// accuracy when only one class is present), under SelectFair less
-// classifier.select_alpha times the ranking gaps of the nodes
-// (selectionGaps) when s.fair. pred and scores are the caller's buffers
+// accuracy when only one class is present), under SelectFair and
+// SelectEO less classifier.select_alpha times the ranking gaps of the
+// nodes (selectionGaps) when s.fair. pred and scores are the caller's buffers
 // of len(nodes); scores keeps P(1) of the nodes.
 func (s *selector) criterion(p1 []float64, nodes []uint32, y, pred []int8, scores []float64) (acc, crit float64, err error) {
 	ev := s.ev
@@ -308,7 +308,7 @@ func (s *selector) criterion(p1 []float64, nodes []uint32, y, pred []int8, score
 	}
 	acc = fasd.Accuracy(pred, y)
 	crit = acc
-	if ev.sel == SelectAUC || ev.sel == SelectFair {
+	if ev.sel == SelectAUC || ev.sel == SelectFair || ev.sel == SelectEO {
 		if crit, err = s.auc.AUC(scores, y); err != nil {
 			return acc, crit, err
 		}
@@ -317,7 +317,7 @@ func (s *selector) criterion(p1 []float64, nodes []uint32, y, pred []int8, score
 		}
 	}
 	if s.fair {
-		g, err := selectionGaps(scores, nodes, y, ev.sens)
+		g, err := selectionGaps(scores, nodes, y, ev.sens, ev.sel == SelectEO)
 		if err != nil {
 			return acc, crit, err
 		}
@@ -335,23 +335,31 @@ func (s *selector) criterion(p1 []float64, nodes []uint32, y, pred []int8, score
 // positives), 1 when the scores separate the groups. Unlike ΔDP and ΔEO
 // at a threshold they do not vanish for an epoch that puts every score
 // on one side of the threshold, so they do not reward a near-constant
-// predictor. A term whose groups are not both present counts 0.
-func selectionGaps(scores []float64, nodes []uint32, y, sens []int8) (float64, error) {
-	s := make([]int8, len(nodes))
-	pos := make([]float64, 0, len(nodes))
-	spos := make([]int8, 0, len(nodes))
+// predictor. With within (SelectEO) the overall term is replaced by the
+// one among the nodes of label 0: |2·AUC_s,y=0 − 1| + |2·AUC_s,y=1 − 1|,
+// which a ranking that follows the labels alone leaves at 0 however the
+// groups' base rates differ. A term whose groups are not both present
+// counts 0.
+func selectionGaps(scores []float64, nodes []uint32, y, sens []int8, within bool) (float64, error) {
+	var all, neg, pos groupScores
 	for i, u := range nodes {
-		s[i] = sens[u]
-		if y[i] == 1 {
-			pos = append(pos, scores[i])
-			spos = append(spos, sens[u])
+		all.sc = append(all.sc, scores[i])
+		all.s = append(all.s, sens[u])
+		switch y[i] {
+		case 0:
+			neg.sc = append(neg.sc, scores[i])
+			neg.s = append(neg.s, sens[u])
+		case 1:
+			pos.sc = append(pos.sc, scores[i])
+			pos.s = append(pos.s, sens[u])
 		}
 	}
+	first := &all
+	if within {
+		first = &neg
+	}
 	g := 0.0
-	for _, c := range []struct {
-		sc []float64
-		s  []int8
-	}{{scores, s}, {pos, spos}} {
+	for _, c := range [...]*groupScores{first, &pos} {
 		a, err := fasd.AUC(c.sc, c.s)
 		if err != nil {
 			return 0, err
@@ -361,6 +369,12 @@ func selectionGaps(scores []float64, nodes []uint32, y, sens []int8) (float64, e
 		}
 	}
 	return g, nil
+}
+
+// groupScores is a set of nodes' scores and their groups.
+type groupScores struct {
+	sc []float64
+	s  []int8
 }
 
 // threshold is the decision threshold for the validation scores (P(1) of

@@ -187,10 +187,11 @@ type ClassifierConfig struct {
 	// class everywhere; "fair" the validation ROC AUC less SelectAlpha
 	// times the groups' ranking gaps on the validation nodes (ΔDP and ΔEO
 	// measured on the ranking, so a near-constant epoch gains nothing;
-	// the gcn and mlp baselines keep "auc").
+	// the gcn and mlp baselines keep "auc"); "eo" the same with the gaps
+	// within each label only (equalized odds on the ranking).
 	Select string `toml:"select"`
 	// SelectAlpha is the weight of the ranking gaps under select = "fair"
-	// (unused otherwise).
+	// or "eo" (unused otherwise).
 	SelectAlpha float64 `toml:"select_alpha"`
 	// Fallback, for the fasd_gcn variant, keeps the debiased model only
 	// where the debiasing pays on the validation nodes: ΔDP + ΔEO there

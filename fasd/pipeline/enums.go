@@ -78,6 +78,13 @@ const (
 	// FASD pipeline's classifiers; the reference baselines (gcn, mlp)
 	// keep SelectAUC.
 	SelectFair Select = "fair"
+	// SelectEO is SelectFair with the within-label gaps only: validation
+	// ROC AUC less classifier.select_alpha times the ranking gaps between
+	// the groups among the nodes of label 0 and among those of label 1
+	// (selectionGaps), the ranking counterpart of equalized odds. Unlike
+	// SelectFair's overall gap it does not penalise a ranking that
+	// separates the groups only as far as their base rates differ.
+	SelectEO Select = "eo"
 )
 
 // Readout is the value of classifier.readout: where f's loss and its
@@ -231,7 +238,7 @@ var enums = []struct {
 	{"debias.reverse", fasd.Reverse(0).Names()},
 	{"debias.guide_net", names(GuideGSen, GuideLinear)},
 	{"classifier.decision", names(DecisionHalf, DecisionPrior, DecisionPlatt, DecisionValAcc, DecisionRate)},
-	{"classifier.select", names(SelectAcc, SelectAUC, SelectFair)},
+	{"classifier.select", names(SelectAcc, SelectAUC, SelectFair, SelectEO)},
 	{"classifier.readout", names(ReadoutMean, ReadoutRoot)},
 	{"classifier.arch", names(ArchGCN, ArchRoot, ArchAuto)},
 	{"classifier.arch_fair", names(ArchFairPoint, ArchFairSignificant)},

@@ -31,7 +31,7 @@ func TestSelectionGaps(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			g, err := selectionGaps(tc.scores, nodes, y, tc.sens)
+			g, err := selectionGaps(tc.scores, nodes, y, tc.sens, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -42,26 +42,92 @@ func TestSelectionGaps(t *testing.T) {
 	}
 }
 
+// TestSelectionGaps_WithinLabel: SelectEO's gaps, among the nodes of
+// label 0 and of label 1, against a pairwise count.
+func TestSelectionGaps_WithinLabel(t *testing.T) {
+	nodes := []uint32{0, 1, 2, 3, 4, 5, 6, 7}
+	sens := []int8{0, 0, 0, 0, 1, 1, 1, 1}
+	y := []int8{1, 0, 1, 0, 1, 0, 1, 0}
+	tests := []struct {
+		name   string
+		scores []float64
+		y      []int8
+		want   float64
+	}{
+		{"same scores in both groups", []float64{.9, .2, .8, .1, .9, .2, .8, .1}, y, 0},
+		{"groups separated everywhere", []float64{.9, .6, .8, .7, .4, .1, .3, .2}, y, 2},
+		// The labels alone order the scores, and group 1 has more
+		// positives: the overall gap is large, the within-label ones 0.
+		{"base rates differ, ranking by label", []float64{.9, .1, .9, .1, .9, .9, .9, .1}, []int8{1, 0, 1, 0, 1, 1, 1, 0}, 0},
+		// Among the negatives s = 1 ranks above s = 0 in 1 of 4 pairs,
+		// among the positives in 3 of 4: |2·1/4 − 1| + |2·3/4 − 1|.
+		{"partly separated", []float64{.9, .6, .8, .7, .85, .1, .95, .65}, y, 0.5 + 0.5},
+		{"one label only", []float64{.9, .6, .8, .7, .4, .1, .3, .2}, []int8{1, 1, 1, 1, 1, 1, 1, 1}, 1},
+		{"unlabelled nodes ignored", []float64{.9, .6, .8, .7, .4, .1, .3, .2}, []int8{-1, -1, -1, -1, -1, -1, -1, -1}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := selectionGaps(tc.scores, nodes, tc.y, sens, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := 0.0
+			for _, lab := range []int8{0, 1} {
+				above, pairs := 0.0, 0.0
+				for i := range nodes {
+					for j := range nodes {
+						if tc.y[i] != lab || tc.y[j] != lab || sens[i] != 1 || sens[j] != 0 {
+							continue
+						}
+						pairs++
+						switch {
+						case tc.scores[i] > tc.scores[j]:
+							above++
+						case tc.scores[i] == tc.scores[j]:
+							above += 0.5
+						}
+					}
+				}
+				if pairs > 0 {
+					want += math.Abs(2*above/pairs - 1)
+				}
+			}
+			if math.Abs(want-tc.want) > 1e-12 {
+				t.Fatalf("oracle %v disagrees with the table's %v", want, tc.want)
+			}
+			if math.Abs(g-tc.want) > 1e-12 {
+				t.Fatalf("gaps %v, want %v", g, tc.want)
+			}
+		})
+	}
+}
+
 // TestSelectFair_OnlyPipelineVariants: the reference baselines keep the
-// AUC criterion under SelectFair, the pipeline's classifiers subtract the
-// gaps, and a zero weight selects as SelectAUC does.
+// AUC criterion under SelectFair and SelectEO, the pipeline's classifiers
+// subtract the gaps, and a zero weight selects as SelectAUC does.
 func TestSelectFair_OnlyPipelineVariants(t *testing.T) {
 	ev := &evalData{numNodes: 8, labels: []int8{1, 0, 1, 0, 1, 0, 1, 0}, sens: []int8{0, 0, 0, 0, 1, 1, 1, 1},
 		val: []uint32{0, 1, 2, 3, 4, 5, 6, 7}, thr: 0.5, sel: SelectFair, alpha: 1}
-	p1 := []float64{.9, .6, .8, .7, .4, .1, .3, .2} // AUC .75, gaps 2
+	p1 := []float64{.9, .6, .8, .7, .4, .1, .3, .2} // AUC .75, gaps 2 either way
 	for _, tc := range []struct {
+		sel   Select
 		v     Variant
 		alpha float64
 		want  float64
 	}{
-		{VariantFASD, 1, 0.75 - 2},
-		{VariantNoDiffusion, 0.5, 0.75 - 1},
-		{VariantFASD, 0, 0.75},
-		{VariantGCN, 1, 0.75},
-		{VariantMLP, 1, 0.75},
+		{SelectFair, VariantFASD, 1, 0.75 - 2},
+		{SelectFair, VariantNoDiffusion, 0.5, 0.75 - 1},
+		{SelectFair, VariantFASD, 0, 0.75},
+		{SelectFair, VariantGCN, 1, 0.75},
+		{SelectFair, VariantMLP, 1, 0.75},
+		{SelectEO, VariantFASD, 1, 0.75 - 2},
+		{SelectEO, VariantNoDiffusion, 0.5, 0.75 - 1},
+		{SelectEO, VariantGCN, 1, 0.75},
+		{SelectEO, VariantMLP, 1, 0.75},
+		{SelectAUC, VariantFASD, 1, 0.75},
 	} {
 		e := *ev
-		e.alpha = tc.alpha
+		e.alpha, e.sel = tc.alpha, tc.sel
 		s := newSelector(&e, tc.v)
 		n := len(e.val)
 		_, crit, err := s.criterion(p1, e.val, s.yval, make([]int8, n), make([]float64, n))
@@ -69,7 +135,7 @@ func TestSelectFair_OnlyPipelineVariants(t *testing.T) {
 			t.Fatal(err)
 		}
 		if math.Abs(crit-tc.want) > 1e-12 {
-			t.Errorf("%s α=%v: criterion %v, want %v", tc.v, tc.alpha, crit, tc.want)
+			t.Errorf("%s %s α=%v: criterion %v, want %v", tc.sel, tc.v, tc.alpha, crit, tc.want)
 		}
 	}
 }
