@@ -151,8 +151,10 @@ type stageShape struct {
 // added at its peak, plus what the full run holds per subgraph beyond the
 // short run (runBytes: debiased copies, cached gradients), with the
 // collector's headroom (GOGC), but no more than the Go memory limit
-// (debug.SetMemoryLimit, GOMEMLIMIT) when one is set and the live data fit
-// under it: the collector then keeps the heap below the limit.
+// (debug.SetMemoryLimit, GOMEMLIMIT) plus the resident memory outside the
+// Go heap at the end of the estimate (a store's block cache, warm after
+// the sampling) when a limit is set and the live data fit under it: the
+// collector then keeps the heap below the limit.
 //
 // It takes a few seconds and is meant to be printed before a long run
 // starts; it also exercises every stage, so a configuration that would
@@ -419,7 +421,7 @@ func estimateRun(ctx context.Context, cfg Config, in *Input, opt *Options, total
 			// that holds them once, NumNodes×D (fasd train's).
 			input += 4 * int64(in.NumNodes) * int64(in.D)
 		}
-		est.PeakBytes = peakBytes(peakSmall+input, extra, gcHeadroom(), debug.SetMemoryLimit(-1))
+		est.PeakBytes = peakBytes(peakSmall+input, extra, gcHeadroom(), debug.SetMemoryLimit(-1), outsideGoBytes())
 	}
 	est.Took = time.Since(start)
 	return est, nil
@@ -629,14 +631,31 @@ func adjEntries(g *fasd.Subgraph) int {
 
 // peakBytes is the estimated peak: the short run's peak plus the full
 // run's extra live data with the collector's headroom, capped by the Go
-// memory limit (math.MaxInt64: none) unless the live data alone exceed it.
-func peakBytes(peakSmall int64, extra, headroom float64, limit int64) int64 {
+// memory limit (math.MaxInt64: none) plus the resident memory outside the
+// Go heap (outside: a store's block cache and write buffers, which the
+// limit does not see), unless the live data alone exceed that.
+func peakBytes(peakSmall int64, extra, headroom float64, limit, outside int64) int64 {
 	p := peakSmall + int64(headroom*extra)
 	live := peakSmall + int64(extra)
-	if limit < math.MaxInt64 && p > limit {
-		p = max(limit, live)
+	if limit < math.MaxInt64 && p > limit+outside {
+		p = max(limit+outside, live)
 	}
 	return p
+}
+
+// outsideGoBytes returns the process's resident memory that the Go
+// runtime does not manage (cgo allocations such as Pebble's block cache
+// and memtables): the resident size less the memory the runtime has
+// mapped and not released to the OS; 0 where the resident size is not
+// known.
+func outsideGoBytes() int64 {
+	rss := residentBytes()
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	if rss <= 0 || s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return max(0, rss-int64(s[0].Value.Uint64()-s[1].Value.Uint64()))
 }
 
 // gcHeadroom is the factor by which the Go heap may exceed its live size

@@ -170,18 +170,22 @@ func TestRunBytes(t *testing.T) {
 // memory limit unless the live data exceed it.
 func TestPeakBytes(t *testing.T) {
 	for _, c := range []struct {
-		small       int64
-		extra, head float64
-		limit, want int64
+		small                int64
+		extra, head          float64
+		limit, outside, want int64
 	}{
-		{100, 50, 2, math.MaxInt64, 200},
-		{100, 50, 2, 180, 180},
-		{100, 50, 2, 120, 150},
-		{100, 50, 2, 400, 200},
-		{300, 0, 2, 200, 300},
+		{100, 50, 2, math.MaxInt64, 0, 200},
+		{100, 50, 2, math.MaxInt64, 30, 200}, // no limit: the measured peak has it all
+		{100, 50, 2, 180, 0, 180},
+		{100, 50, 2, 160, 30, 190}, // the limit caps the heap, not the cache
+		{100, 50, 2, 180, 30, 200}, // limit + outside above the uncapped peak
+		{100, 50, 2, 120, 0, 150},
+		{100, 50, 2, 100, 30, 150}, // live data above the limit + outside
+		{100, 50, 2, 400, 0, 200},
+		{300, 0, 2, 200, 0, 300},
 	} {
-		if got := peakBytes(c.small, c.extra, c.head, c.limit); got != c.want {
-			t.Errorf("peakBytes(%d, %v, %v, %d) = %d, want %d", c.small, c.extra, c.head, c.limit, got, c.want)
+		if got := peakBytes(c.small, c.extra, c.head, c.limit, c.outside); got != c.want {
+			t.Errorf("peakBytes(%d, %v, %v, %d, %d) = %d, want %d", c.small, c.extra, c.head, c.limit, c.outside, got, c.want)
 		}
 	}
 }
