@@ -2,7 +2,7 @@ package main
 
 // The commands quoted in the reference documents must still run: every
 // `fasd SUBCOMMAND --flag …`, `go test -bench NAME ./pkg` and `make TARGET`
-// in README.md, BENCHMARKS.md and RESULTS.md, in code blocks (indented or
+// in README.md, BENCHMARKS.md, RESULTS.md and docs/results/studies.md, in code blocks (indented or
 // fenced, with `$ ` prompts, `\` continuations, `#` comments and `&&`,
 // `;`, `|` chains) and in inline code spans, is parsed without being run:
 //
@@ -41,7 +41,7 @@ import (
 const repoRoot = "../.."
 
 // docFiles are the documents whose commands must stay true.
-var docFiles = []string{"README.md", "BENCHMARKS.md", "RESULTS.md"}
+var docFiles = []string{"README.md", "BENCHMARKS.md", "RESULTS.md", "docs/results/studies.md"}
 
 func TestDocumentedCommandsParse(t *testing.T) {
 	c := newDocChecker(repoRoot)

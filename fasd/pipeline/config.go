@@ -348,8 +348,8 @@ func budgeted(c *Config) {
 	// No fairness term in the score networks' targets (λ = 0): at the
 	// default score budget the networks learn the perturbation well
 	// enough that their share of the edit wipes out the label signal in
-	// some runs, while the guidance alone is as fair (RESULTS.md,
-	// session 4; docs/method.md §20).
+	// some runs, while the guidance alone is as fair
+	// (docs/history/results-journal.md, "Session 4"; docs/method.md §20).
 	c.Diffusion.LambdaX, c.Diffusion.LambdaA = 0, 0
 	c.Classifier.Epochs, c.Classifier.Patience = 300, 50
 	c.Baseline.Patience = 100

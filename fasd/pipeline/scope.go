@@ -92,7 +92,7 @@ func (s *ScopeChoice) String() string {
 	if s.Pending {
 		return fmt.Sprintf("chosen when the run starts: the labels' group-rate ratio %.2f ≥ %.2f allows the wide scope, "+
 			"and %s on the full graph will decide (not in this estimate, which is for the configured sampling; "+
-			"the wide scope makes the score networks and the debiasing several times as long: RESULTS.md, \"The scope guarded by the labels\")",
+			"the wide scope makes the score networks and the debiasing several times as long: docs/results/studies.md, \"The scope guarded by the labels\")",
 			float64(s.LabelRatio), float64(s.MinRatio), s.NetsPhrase())
 	}
 	if s.Nets == 0 {

@@ -223,7 +223,7 @@ func printBudgetHint(w io.Writer, est *pipeline.Estimate, cfg *pipeline.Config) 
 	b := pipeline.ClassifierBudget(m, cfg.Classifier.Batch, cfg.Classifier.Epochs)
 	fmt.Fprintf(w, "  hint: f's stages are %s of this, each pass visiting all %d subgraphs; "+
 		"--set classifier.schedule=budget trains f for %d subgraph-steps (%.1f passes) with early stopping instead "+
-		"(an option: it has cost accuracy on some graphs; RESULTS.md, \"f's budget schedule\")\n",
+		"(an option: it has cost accuracy on some graphs; docs/results/studies.md, \"f's budget schedule\")\n",
 		roundEstimate(time.Duration(f*float64(time.Second))), m, b, float64(b)/float64(m))
 }
 
