@@ -649,13 +649,22 @@ func peakBytes(peakSmall int64, extra, headroom float64, limit, outside int64) i
 // mapped and not released to the OS; 0 where the resident size is not
 // known.
 func outsideGoBytes() int64 {
-	rss := residentBytes()
-	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
-	metrics.Read(s)
-	if rss <= 0 || s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+	rss, held := residentBytes(), goHeldBytes()
+	if rss <= 0 || held < 0 {
 		return 0
 	}
-	return max(0, rss-int64(s[0].Value.Uint64()-s[1].Value.Uint64()))
+	return max(0, rss-held)
+}
+
+// goHeldBytes returns the memory the Go runtime has mapped and not
+// released to the OS; −1 if the runtime does not report it.
+func goHeldBytes() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+		return -1
+	}
+	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
 }
 
 // gcHeadroom is the factor by which the Go heap may exceed its live size
@@ -687,12 +696,7 @@ func residentBytes() int64 {
 			}
 		}
 	}
-	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
+	return max(0, goHeldBytes())
 }
 
 // peakSampler samples residentBytes every few milliseconds until stop.
