@@ -8,11 +8,14 @@ import (
 	"github.com/fasd-db/fasd/fasd"
 )
 
+// gapFixture is the eight validation nodes of the ranking-gap tests:
+// groups s = 0 0 0 0 1 1 1 1, labels alternating from 1.
+func gapFixture() (nodes []uint32, sens, y []int8) {
+	return []uint32{0, 1, 2, 3, 4, 5, 6, 7}, []int8{0, 0, 0, 0, 1, 1, 1, 1}, []int8{1, 0, 1, 0, 1, 0, 1, 0}
+}
+
 func TestSelectionGaps(t *testing.T) {
-	nodes := []uint32{0, 1, 2, 3, 4, 5, 6, 7}
-	//                   s: 0  0  0  0  1  1  1  1
-	sens := []int8{0, 0, 0, 0, 1, 1, 1, 1}
-	y := []int8{1, 0, 1, 0, 1, 0, 1, 0}
+	nodes, sens, y := gapFixture()
 	tests := []struct {
 		name   string
 		scores []float64
@@ -45,9 +48,7 @@ func TestSelectionGaps(t *testing.T) {
 // TestSelectionGaps_WithinLabel: SelectEO's gaps, among the nodes of
 // label 0 and of label 1, against a pairwise count.
 func TestSelectionGaps_WithinLabel(t *testing.T) {
-	nodes := []uint32{0, 1, 2, 3, 4, 5, 6, 7}
-	sens := []int8{0, 0, 0, 0, 1, 1, 1, 1}
-	y := []int8{1, 0, 1, 0, 1, 0, 1, 0}
+	nodes, sens, y := gapFixture()
 	tests := []struct {
 		name   string
 		scores []float64
