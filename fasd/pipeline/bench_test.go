@@ -87,7 +87,7 @@ func freshDebiasModels(tb testing.TB, v *view, d int) *Models {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if m.Guides, err = trainLinearGuides(context.Background(), v, d, guideRounds(&cfg)); err != nil {
+	if m.Guides, err = trainLinearGuides(context.Background(), v, d, guideRounds(&cfg), cfg.Debias.GuideNet); err != nil {
 		tb.Fatal(err)
 	}
 	return m

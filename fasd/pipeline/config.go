@@ -148,9 +148,10 @@ type DebiasConfig struct {
 	GuideTol    float64 `toml:"guide_tol"`
 	GuideA      bool    `toml:"guide_a"`
 	// GuideNet is what guidance pushes to chance: "gsen" (the frozen g_sen
-	// of the forward diffusion) or "linear" (GuideRounds logistic probes of
+	// of the forward diffusion), "linear" (GuideRounds logistic probes of
 	// s on node features, each fitted after removing the previous ones'
-	// directions; see guide.go).
+	// directions; see guide.go) or "linear_agg" (the same probes on a
+	// node's features beside its neighbourhood mean).
 	GuideNet    GuideNet `toml:"guide_net"`
 	GuideRounds int      `toml:"guide_rounds"`
 }

@@ -174,6 +174,11 @@ const (
 	GuideGSen GuideNet = "gsen"
 	// GuideLinear guides with debias.guide_rounds INLP-style linear probes.
 	GuideLinear GuideNet = "linear"
+	// GuideLinearAgg guides with debias.guide_rounds INLP-style linear
+	// probes of s on a node's features beside the mean of its own and its
+	// neighbours' features in the subgraph ([x_u, m_u]), so that the push
+	// reaches the neighbours whose mean gives the group away.
+	GuideLinearAgg GuideNet = "linear_agg"
 )
 
 // PostMode is the value of debias.post: what becomes of the adjacency
@@ -236,7 +241,7 @@ var enums = []struct {
 	{"debias.init", fasd.Init(0).Names()},
 	{"debias.post", names(PostContinuous, PostClip01, PostBinarize)},
 	{"debias.reverse", fasd.Reverse(0).Names()},
-	{"debias.guide_net", names(GuideGSen, GuideLinear)},
+	{"debias.guide_net", names(GuideGSen, GuideLinear, GuideLinearAgg)},
 	{"classifier.decision", names(DecisionHalf, DecisionPrior, DecisionPlatt, DecisionValAcc, DecisionRate)},
 	{"classifier.select", names(SelectAcc, SelectAUC, SelectFair, SelectEO)},
 	{"classifier.readout", names(ReadoutMean, ReadoutRoot)},

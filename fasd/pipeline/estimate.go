@@ -582,14 +582,17 @@ func runBytesGrown(cfg *Config, opt *Options, sgs []*fasd.Subgraph, d int, grow 
 		if cfg.Diffusion.LambdaA > 0 {
 			grads += a
 		}
-		rounds := guideRounds(cfg)
+		rounds, width := guideRounds(cfg), guideWidth(cfg.Debias.GuideNet, d)
 		for _, r := range opt.Retune {
 			if c, err := r.Apply(*cfg); err == nil {
 				rounds = max(rounds, guideRounds(&c))
+				if guideRounds(&c) > 0 {
+					width = max(width, guideWidth(c.Debias.GuideNet, d))
+				}
 			}
 		}
 		if rounds > 0 {
-			guides = 8 * int64(d) * int64(min(float64(maxNodes), float64(guideNodes(sgs))*grow, guideMaxNodes))
+			guides = 8 * int64(width) * int64(min(float64(maxNodes), float64(guideNodes(sgs))*grow, guideMaxNodes))
 		}
 		fasdB = grads + max(guides, copies*deb)
 	}

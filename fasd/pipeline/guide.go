@@ -39,10 +39,43 @@ func newGuideParams(rounds, d int) []*nn.Param[float32] {
 // guideRounds is the number of linear guides the config asks for (0 when
 // the run uses none).
 func guideRounds(cfg *Config) int {
-	if cfg.Debias.GuideWeight > 0 && cfg.Debias.GuideNet == GuideLinear {
+	if cfg.Debias.GuideWeight > 0 && linearGuideNet(cfg.Debias.GuideNet) {
 		return cfg.Debias.GuideRounds
 	}
 	return 0
+}
+
+// linearGuideNet says whether guide_net names linear guides (fitted once
+// per run and stored in the model bundle).
+func linearGuideNet(n GuideNet) bool { return n == GuideLinear || n == GuideLinearAgg }
+
+// guideWidth is the number of inputs of one linear guide of kind net over
+// d features: d, or 2d for "linear_agg" ([x_u, m_u]).
+func guideWidth(net GuideNet, d int) int {
+	if net == GuideLinearAgg {
+		return 2 * d
+	}
+	return d
+}
+
+// guideNetOf returns the linear guide kind shared by the configs that ask
+// for linear guides (GuideLinear when none does). A run fits one sequence
+// of guides for all of them, so two kinds in one run are an error.
+func guideNetOf(cfgs ...*Config) (GuideNet, error) {
+	net := GuideNet("")
+	for _, c := range cfgs {
+		if guideRounds(c) == 0 {
+			continue
+		}
+		if net != "" && c.Debias.GuideNet != net {
+			return "", fmt.Errorf("%w: debias.guide_net %q and %q in one run: the linear guides are fitted once per run, so its settings must share one kind", ErrConfig, net, c.Debias.GuideNet)
+		}
+		net = c.Debias.GuideNet
+	}
+	if net == "" {
+		net = GuideLinear
+	}
+	return net, nil
 }
 
 // Logistic-regression settings of the linear guides: full-batch Adam on the
@@ -89,33 +122,56 @@ func guideNodes(sgs []*fasd.Subgraph) int {
 	return len(seen)
 }
 
-// trainLinearGuides fits the linear guides on the distinct nodes of v with a
-// known sensitive value (features as in v), or on an evenly spaced sample of
-// guideMaxNodes of them. It is deterministic (zero initialisation, full
-// batches).
-func trainLinearGuides(ctx context.Context, v *view, d, rounds int) ([]*nn.Param[float32], error) {
-	return trainLinearGuidesAtMost(ctx, v, d, rounds, guideMaxNodes)
+// trainLinearGuides fits the linear guides of kind net on the distinct
+// nodes of v with a known sensitive value (features as in v), or on an
+// evenly spaced sample of guideMaxNodes of them. It is deterministic (zero
+// initialisation, full batches).
+func trainLinearGuides(ctx context.Context, v *view, d, rounds int, net GuideNet) ([]*nn.Param[float32], error) {
+	return trainLinearGuidesAtMost(ctx, v, d, rounds, guideMaxNodes, net)
 }
 
 // trainLinearGuidesAtMost is trainLinearGuides with the sample of at most
-// maxNodes distinct nodes.
-func trainLinearGuidesAtMost(ctx context.Context, v *view, d, rounds, maxNodes int) ([]*nn.Param[float32], error) {
-	// The float64 copy of the features is allocated at its final size
-	// (maxNodes×D×8 bytes at most: growing it by appending would hold up
-	// to twice that).
+// maxNodes distinct nodes. A node's row is read from the first subgraph
+// that shows it: its features, and for "linear_agg" beside them its
+// neighbourhood mean in that subgraph (neighbourMean).
+func trainLinearGuidesAtMost(ctx context.Context, v *view, d, rounds, maxNodes int, net GuideNet) ([]*nn.Param[float32], error) {
+	agg := net == GuideLinearAgg
+	dw := guideWidth(net, d)
+	// The float64 copy of the rows is allocated at its final size
+	// (maxNodes×width×8 bytes at most: growing it by appending would hold
+	// up to twice that).
 	total := guideNodes(v.sgs)
-	xs := make([]float64, 0, min(total, maxNodes)*d)
+	xs := make([]float64, 0, min(total, maxNodes)*dw)
 	var ss []float64
 	seen := map[uint32]bool{}
 	q := 0 // distinct nodes seen so far
-	var buf []float32
+	var buf, abuf, mbuf []float32
+	var deg, mrow []float64
 	for i, g := range v.sgs {
+		fresh := false
+		for u, id := range g.Nodes {
+			if g.S[u] >= 0 && !seen[id] {
+				fresh = true
+				break
+			}
+		}
+		if !fresh {
+			continue
+		}
 		x, err := v.x(i, buf)
 		if err != nil {
 			return nil, err
 		}
 		if !v.holds(i) {
 			buf = x
+		}
+		var m []float32
+		if agg {
+			if abuf, err = v.a(i, abuf); err != nil {
+				return nil, err
+			}
+			mbuf, deg, mrow = neighbourMean(mbuf, deg, mrow, x, abuf, g.N(), d)
+			m = mbuf
 		}
 		for u := 0; u < g.N(); u++ {
 			if g.S[u] < 0 || seen[g.Nodes[u]] {
@@ -129,11 +185,16 @@ func trainLinearGuidesAtMost(ctx context.Context, v *view, d, rounds, maxNodes i
 			for _, f := range x[u*d : (u+1)*d] {
 				xs = append(xs, float64(f))
 			}
+			if agg {
+				for _, f := range m[u*d : (u+1)*d] {
+					xs = append(xs, float64(f))
+				}
+			}
 			ss = append(ss, float64(g.S[u]))
 		}
 	}
 	n := len(ss)
-	ps := newGuideParams(rounds, d)
+	ps := newGuideParams(rounds, dw)
 	if n == 0 {
 		return ps, nil
 	}
@@ -144,11 +205,11 @@ func trainLinearGuidesAtMost(ctx context.Context, v *view, d, rounds, maxNodes i
 	// Class-balanced weights: each group carries half of the loss.
 	wt := [2]float64{0.5 / math.Max(1, float64(n)-n1), 0.5 / math.Max(1, n1)}
 	z := make([]float64, n)
-	gw := make([]float64, d)
+	gw := make([]float64, dw)
 	for r := 0; r < rounds; r++ {
-		w := make([]float64, d)
+		w := make([]float64, dw)
 		var b float64
-		mw, vw := make([]float64, d), make([]float64, d)
+		mw, vw := make([]float64, dw), make([]float64, dw)
 		var mb, vb float64
 		const b1, b2 = 0.9, 0.999
 		for it := 1; it <= guideIters; it++ {
@@ -158,7 +219,7 @@ func trainLinearGuidesAtMost(ctx context.Context, v *view, d, rounds, maxNodes i
 			clear(gw)
 			var gb float64
 			for k := 0; k < n; k++ {
-				row := xs[k*d : (k+1)*d]
+				row := xs[k*dw : (k+1)*dw]
 				zk := b
 				for j, x := range row {
 					zk += w[j] * x
@@ -194,7 +255,7 @@ func trainLinearGuidesAtMost(ctx context.Context, v *view, d, rounds, maxNodes i
 			continue
 		}
 		for k := 0; k < n; k++ {
-			row := xs[k*d : (k+1)*d]
+			row := xs[k*dw : (k+1)*dw]
 			zk := b
 			for j, x := range row {
 				zk += w[j] * x
@@ -209,19 +270,29 @@ func trainLinearGuidesAtMost(ctx context.Context, v *view, d, rounds, maxNodes i
 
 // linearGuide is fasd.Guide over the linear guides: L = Σ_r Σ_u
 // log cosh(z_ru/2) (BCE toward ½ minus its minimum) over the node-probe
-// pairs whose σ(z_ru) is more than tol from ½, z_ru = w_r·x_u + b_r. It
-// ignores A (∂L/∂A = 0). It holds scratch: one per engine.
+// pairs whose σ(z_ru) is more than tol from ½, z_ru = w_r·x_u + b_r, or for
+// "linear_agg" z_ru = w_r·[x_u, m_u] + b_r with m_u the neighbourhood mean
+// of neighbourMean on the current state. It does not move A (∂L/∂A is
+// reported as 0: the step edits features only). It holds scratch: one per
+// engine.
 type linearGuide struct {
 	w   [][]float64 // w_r, widened once
 	b   []float64
 	tol float64
+	net GuideNet
+	agg bool
 	z   []float64 // the logits of one round, per node
+	zm  []float64 // their neighbourhood-mean part (agg)
+	c   []float64 // e_u / deg_u per node (agg)
+	m   []float32 // the neighbourhood means, n×d (agg)
+	deg []float64
+	row []float64 // one mean's float64 sums (agg)
 }
 
-// newLinearGuide returns the guide over the parameters ps (w_r, b_r per
-// round, as newGuideParams lays them out).
-func newLinearGuide(ps []*nn.Param[float32], tol float64) *linearGuide {
-	g := &linearGuide{tol: tol}
+// newLinearGuide returns the guide of kind net over the parameters ps (w_r,
+// b_r per round, as newGuideParams lays them out).
+func newLinearGuide(ps []*nn.Param[float32], tol float64, net GuideNet) *linearGuide {
+	g := &linearGuide{tol: tol, net: net, agg: net == GuideLinearAgg}
 	for r := 0; r+1 < len(ps); r += 2 {
 		w := make([]float64, len(ps[r].Value.Data))
 		for j, v := range ps[r].Value.Data {
@@ -233,17 +304,35 @@ func newLinearGuide(ps []*nn.Param[float32], tol float64) *linearGuide {
 	return g
 }
 
-func (g *linearGuide) Grad(x, _ []float32, n, d int, gx, ga []float32) (float64, error) {
+func (g *linearGuide) Grad(x, a []float32, n, d int, gx, ga []float32) (float64, error) {
 	clear(gx)
 	clear(ga)
 	if cap(g.z) < n {
-		g.z = make([]float64, n)
+		g.z, g.zm, g.c = make([]float64, n), make([]float64, n), make([]float64, n)
 	}
-	z := g.z[:n]
+	z, zm, c := g.z[:n], g.zm[:n], g.c[:n]
+	for r, w := range g.w {
+		if want := guideWidth(g.net, d); len(w) != want {
+			return 0, fmt.Errorf("%w: linear guide %d has %d weights for %d features, want %d", ErrModels, r, len(w), d, want)
+		}
+	}
+	if g.agg {
+		if len(a) < n*n {
+			return 0, fmt.Errorf("%w: linear_agg guide over %d nodes with %d adjacency entries", ErrInput, n, len(a))
+		}
+		g.m, g.deg, g.row = neighbourMean(g.m, g.deg, g.row, x, a, n, d)
+	}
 	var l float64
 	for r, w := range g.w {
-		linearLogits(z, x, w, g.b[r], d)
+		linearLogits(z, x, w[:d], g.b[r], d)
+		if g.agg {
+			linearLogits(zm, g.m, w[d:], 0, d)
+			for u := range z {
+				z[u] += zm[u]
+			}
+		}
 		for u, zu := range z {
+			c[u] = 0
 			e := 1/(1+math.Exp(-zu)) - 0.5
 			if math.Abs(e) <= g.tol {
 				continue
@@ -253,9 +342,74 @@ func (g *linearGuide) Grad(x, _ []float32, n, d int, gx, ga []float32) (float64,
 			for j := range out {
 				out[j] += float32(e * w[j])
 			}
+			if g.agg {
+				c[u] = e / g.deg[u]
+			}
+		}
+		if !g.agg {
+			continue
+		}
+		// ∂m_u/∂x_v = ã_uv/deg_u with ã = max(A, 0) + I, so node v
+		// receives Σ_u c_u·ã_uv times the mean's weights.
+		wm := w[d:]
+		for v := 0; v < n; v++ {
+			k := c[v]
+			for u := 0; u < n; u++ {
+				if auv := a[u*n+v]; u != v && auv > 0 {
+					k += c[u] * float64(auv)
+				}
+			}
+			if k == 0 {
+				continue
+			}
+			out := gx[v*d : (v+1)*d]
+			for j := range out {
+				out[j] += float32(k * wm[j])
+			}
 		}
 	}
 	return l, nil
+}
+
+// neighbourMean sets m_u = (x_u + Σ_v ã_uv·x_v)/deg_u for every node u of
+// an n-node state, ã_uv = max(A_uv, 0) off the diagonal, deg_u = 1 +
+// Σ_v ã_uv, summed in float64 in the order of v: the mean of a node's own
+// and its neighbours' features, weighted by the (non-negative) edge
+// weights, which is what a GCN layer's aggregation reads; a node without
+// neighbours keeps its own features. It returns m (n×d), deg (n) and the
+// scratch row (d), reusing the buffers given.
+func neighbourMean(m []float32, deg, row []float64, x, a []float32, n, d int) ([]float32, []float64, []float64) {
+	m = resizeF(m, n*d)
+	if cap(deg) < n {
+		deg = make([]float64, n)
+	}
+	deg = deg[:n]
+	if cap(row) < d {
+		row = make([]float64, d)
+	}
+	row = row[:d]
+	for u := 0; u < n; u++ {
+		for j, v := range x[u*d : (u+1)*d] {
+			row[j] = float64(v)
+		}
+		k := 1.0
+		for v := 0; v < n; v++ {
+			auv := a[u*n+v]
+			if v == u || !(auv > 0) {
+				continue
+			}
+			k += float64(auv)
+			w := float64(auv)
+			for j, xv := range x[v*d : (v+1)*d] {
+				row[j] += w * float64(xv)
+			}
+		}
+		deg[u] = k
+		for j, s := range row {
+			m[u*d+j] = float32(s / k)
+		}
+	}
+	return m, deg, row
 }
 
 // linearLogits sets z[u] = b + Σ_j w[j]·x[u·d+j], summed in float64 in the

@@ -52,7 +52,7 @@ func plantedGuideView(t testing.TB) (*Input, *view) {
 func TestLinearGuides(t *testing.T) {
 	in, v := plantedGuideView(t)
 	ctx := context.Background()
-	ps, err := trainLinearGuides(ctx, v, in.D, 2)
+	ps, err := trainLinearGuides(ctx, v, in.D, 2, GuideLinear)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestLinearGuides(t *testing.T) {
 	if before < 0.75 {
 		t.Fatalf("first guide reads s with balanced accuracy %.3f, want ≥ 0.75", before)
 	}
-	again, _ := trainLinearGuides(ctx, v, in.D, 2)
+	again, _ := trainLinearGuides(ctx, v, in.D, 2, GuideLinear)
 	for i := range ps {
 		for j := range ps[i].Value.Data {
 			if ps[i].Value.Data[j] != again[i].Value.Data[j] {
@@ -85,7 +85,7 @@ func TestLinearGuides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := trainLinearGuides(ctx, deb, in.D, 1)
+	fresh, err := trainLinearGuides(ctx, deb, in.D, 1, GuideLinear)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestLinearGuides_Sample(t *testing.T) {
 		t.Fatalf("toy graph has %d nodes with known s", n)
 	}
 	fit := func(k int) []float32 {
-		ps, err := trainLinearGuidesAtMost(ctx, v, in.D, 2, k)
+		ps, err := trainLinearGuidesAtMost(ctx, v, in.D, 2, k, GuideLinear)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +165,7 @@ func TestLinearGuides_Sample(t *testing.T) {
 		}
 		return out
 	}
-	def, err := trainLinearGuides(ctx, v, in.D, 2)
+	def, err := trainLinearGuides(ctx, v, in.D, 2, GuideLinear)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestLinearGuide_GradMatchesLoops(t *testing.T) {
 		for i := range x {
 			x[i] = float32(2 * rng.NormFloat64())
 		}
-		g := newLinearGuide(ps, 0.05)
+		g := newLinearGuide(ps, 0.05, GuideLinear)
 		gx, ga := make([]float32, n*d), make([]float32, n*n)
 		for i := range ga {
 			ga[i] = 1 // must be cleared

@@ -380,7 +380,7 @@ func UnmarshalModels(b []byte) (*Models, error) {
 		if guideRounds(&cfg) == 0 {
 			return nil, fmt.Errorf("%w: guides stored but the config asks for none", ErrModels)
 		}
-		m.Guides = newGuideParams(guideRounds(&cfg), hdr.D)
+		m.Guides = newGuideParams(guideRounds(&cfg), guideWidth(cfg.Debias.GuideNet, hdr.D))
 	}
 	parts := m.parts()
 	if len(parts) != len(hdr.Parts) {
@@ -441,10 +441,10 @@ func (m *Models) NewEngine() (*Engine, error) {
 		e.sm = scoreModel{sx: m.ScoreX, sa: m.ScoreA, tape: e.tape}
 		if opt.GuideWeight > 0 {
 			switch {
-			case m.Config.Debias.GuideNet == GuideLinear && len(m.Guides) >= 2*m.Config.Debias.GuideRounds:
+			case linearGuideNet(m.Config.Debias.GuideNet) && len(m.Guides) >= 2*m.Config.Debias.GuideRounds:
 				// The guides are fitted in sequence, so the first rounds of
 				// a longer sequence are the guides of a shorter one.
-				e.deb.SetGuide(newLinearGuide(m.Guides[:2*m.Config.Debias.GuideRounds], m.Config.Debias.GuideTol))
+				e.deb.SetGuide(newLinearGuide(m.Guides[:2*m.Config.Debias.GuideRounds], m.Config.Debias.GuideTol, m.Config.Debias.GuideNet))
 			case m.Config.Debias.GuideNet == GuideGSen && m.GSen != nil:
 				e.deb.SetGuide(&chanceGuide{net: m.GSen, tol: m.Config.Debias.GuideTol, tape: autodiff.NewTape[float32]()})
 			default:

@@ -89,12 +89,18 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 		return nil, err
 	}
 	retune := make([]Config, len(opt.Retune))
+	cfgs := []*Config{&cfg}
 	for i, r := range opt.Retune {
 		c, err := r.Apply(cfg)
 		if err != nil {
 			return nil, err
 		}
 		retune[i] = c
+		cfgs = append(cfgs, &retune[i])
+	}
+	guideNet, err := guideNetOf(cfgs...)
+	if err != nil {
+		return nil, err
 	}
 	sgs, train, val, test, err := in.validate()
 	if err != nil {
@@ -195,7 +201,7 @@ func Run(ctx context.Context, cfg Config, in *Input, opt *Options) (_ *Result, e
 		}
 		if rounds > 0 {
 			rep.begin(StageGuides, rounds)
-			if fasdModels.Guides, err = trainLinearGuides(ctx, orig, d, rounds); err != nil {
+			if fasdModels.Guides, err = trainLinearGuides(ctx, orig, d, rounds, guideNet); err != nil {
 				return nil, fmt.Errorf("linear guides: %w", err)
 			}
 			rep.end()
@@ -661,7 +667,7 @@ func Sweep(ctx context.Context, cfg Config, in *Input, steps []int, lambdas []fl
 	var guides []*nn.Param[float32]
 	if r := guideRounds(&cfg); r > 0 {
 		rep.begin(StageGuides, r)
-		if guides, err = trainLinearGuides(ctx, orig, d, r); err != nil {
+		if guides, err = trainLinearGuides(ctx, orig, d, r, cfg.Debias.GuideNet); err != nil {
 			return nil, fmt.Errorf("linear guides: %w", err)
 		}
 		rep.end()
