@@ -55,8 +55,8 @@ type Models struct {
 	// subgraphs with the same seeds), or nil; query engines use it as the
 	// unfair reference prediction.
 	FBase *nn.GCNNet[float32]
-	// Guides are the linear guides of debias.guide_net = "linear" (w_r,
-	// b_r per round), or nil.
+	// Guides are the linear guides of debias.guide_net = "linear" or
+	// "linear_agg" (w_r, b_r per round; w_r over D or 2D inputs), or nil.
 	Guides []*nn.Param[float32]
 	// Threshold is the decision threshold on P(1) the run chose
 	// (classifier.decision, from training and validation labels only):
