@@ -211,8 +211,9 @@ type selector struct {
 	// thrSet says res.Threshold is the pending best epoch's (bestThreshold).
 	thrSet bool
 	// fair subtracts the ranking gaps from the criterion (SelectFair or
-	// SelectEO, on a variant of the FASD pipeline).
+	// SelectEO, on a variant of the FASD pipeline); gaps is its scratch.
 	fair bool
+	gaps gapScratch
 }
 
 func newSelector(ev *evalData, v Variant) *selector {
@@ -317,7 +318,7 @@ func (s *selector) criterion(p1 []float64, nodes []uint32, y, pred []int8, score
 		}
 	}
 	if s.fair {
-		g, err := selectionGaps(scores, nodes, y, ev.sens, ev.sel == SelectEO)
+		g, err := s.gaps.gaps(scores, nodes, y, ev.sens, ev.sel == SelectEO)
 		if err != nil {
 			return acc, crit, err
 		}
@@ -341,7 +342,25 @@ func (s *selector) criterion(p1 []float64, nodes []uint32, y, pred []int8, score
 // groups' base rates differ. A term whose groups are not both present
 // counts 0.
 func selectionGaps(scores []float64, nodes []uint32, y, sens []int8, within bool) (float64, error) {
-	var all, neg, pos groupScores
+	var sc gapScratch
+	return sc.gaps(scores, nodes, y, sens, within)
+}
+
+// gapScratch holds selectionGaps' per-group copies of the scores and its
+// AUC scratch, so that a selector judging every epoch allocates them once.
+// The zero value is ready to use; not safe for concurrent use.
+type gapScratch struct {
+	all, neg, pos groupScores
+	auc           fasd.AUCScratch
+}
+
+// gaps is selectionGaps computed in the scratch's memory: the same result
+// for the same input.
+func (sc *gapScratch) gaps(scores []float64, nodes []uint32, y, sens []int8, within bool) (float64, error) {
+	all, neg, pos := &sc.all, &sc.neg, &sc.pos
+	for _, c := range [...]*groupScores{all, neg, pos} {
+		c.sc, c.s = c.sc[:0], c.s[:0]
+	}
 	for i, u := range nodes {
 		all.sc = append(all.sc, scores[i])
 		all.s = append(all.s, sens[u])
@@ -354,13 +373,13 @@ func selectionGaps(scores []float64, nodes []uint32, y, sens []int8, within bool
 			pos.s = append(pos.s, sens[u])
 		}
 	}
-	first := &all
+	first := all
 	if within {
-		first = &neg
+		first = neg
 	}
 	g := 0.0
-	for _, c := range [...]*groupScores{first, &pos} {
-		a, err := fasd.AUC(c.sc, c.s)
+	for _, c := range [...]*groupScores{first, pos} {
+		a, err := sc.auc.AUC(c.sc, c.s)
 		if err != nil {
 			return 0, err
 		}

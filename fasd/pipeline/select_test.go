@@ -211,3 +211,42 @@ func TestSelector_BestThreshold(t *testing.T) {
 		}
 	}
 }
+
+// ensure that one gapScratch reused over inputs of changing size gives what
+// a fresh computation gives, and allocates nothing once it has grown.
+func TestGapScratch_Reuse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	var sc gapScratch
+	draw := func(n int) ([]float64, []uint32, []int8, []int8) {
+		scores, nodes, y, sens := make([]float64, n), make([]uint32, n), make([]int8, n), make([]int8, n)
+		for i := range scores {
+			scores[i], nodes[i] = rng.Float64(), uint32(i)
+			y[i], sens[i] = int8(rng.IntN(2)), int8(rng.IntN(3)-1)
+		}
+		return scores, nodes, y, sens
+	}
+	for _, n := range []int{50, 7, 200, 1, 120} {
+		scores, nodes, y, sens := draw(n)
+		for _, within := range []bool{false, true} {
+			want, err := selectionGaps(scores, nodes, y, sens, within)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := sc.gaps(scores, nodes, y, sens, within)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("n %d, within %v: %v with a reused scratch, %v fresh", n, within, got, want)
+			}
+		}
+	}
+	scores, nodes, y, sens := draw(150)
+	if a := testing.AllocsPerRun(20, func() {
+		if _, err := sc.gaps(scores, nodes, y, sens, true); err != nil {
+			t.Fatal(err)
+		}
+	}); a != 0 {
+		t.Errorf("%v allocations per call with a grown scratch, want 0", a)
+	}
+}
