@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/fasd-db/fasd/fasd"
@@ -302,5 +303,27 @@ func TestGuideNetOf(t *testing.T) {
 		if err != nil && !errors.Is(err, ErrConfig) {
 			t.Errorf("%s: error %v does not wrap ErrConfig", c.name, err)
 		}
+	}
+}
+
+// ensure that a run whose retune settings ask for the other kind of linear
+// guide is refused before it trains anything.
+func TestRun_RefusesTwoGuideKinds(t *testing.T) {
+	g := newToyGraph(80, 4, 6, 0.8, 0, 1, 3)
+	in := g.input(t, 1, 4)
+	cfg := fastConfig(t)
+	cfg.Debias.GuideWeight, cfg.Debias.GuideSteps, cfg.Debias.GuideNet, cfg.Debias.GuideRounds = 2, 2, GuideLinearAgg, 2
+	opt := &Options{Variants: []Variant{VariantFASD}, Retune: []Retune{{Set: []string{"debias.guide_net=linear"}}}}
+	var began []Stage
+	opt.Callbacks.StageStart = func(s Stage, _ int) { began = append(began, s) }
+	_, err := Run(context.Background(), cfg, in, opt)
+	if !errors.Is(err, ErrConfig) {
+		t.Fatalf("err %v, want ErrConfig", err)
+	}
+	if len(began) > 0 {
+		t.Errorf("stages %v began before the refusal", began)
+	}
+	if !strings.Contains(err.Error(), "guide_net") {
+		t.Errorf("error %q does not name debias.guide_net", err)
 	}
 }
