@@ -4,6 +4,7 @@
 the seeds, its paired differences from the GCN of the same seeds (mean
 and 95 % Student t interval, ×100), fasd's from w/o Diffusion and from
 the MLP, the issue's targets, and fasd's and the GCN's values per seed.
+The fresh probe's AUC (×100) is shown where the run measured it.
 
     python3 docs/results/current.py NAME=RUN [NAME=RUN ...]
 
@@ -19,7 +20,9 @@ from paired import ci, fmt
 from standing import load_part
 
 COLS = (('acc', 'Acc'), ('auc', 'AUC'), ('f1', 'F1'), ('macro_f1', 'macro-F1'), ('dp', 'ΔDP'), ('eo', 'ΔEO'),
-        ('counterfactual', 'CF'))
+        ('counterfactual', 'CF'), ('probe_auc', 'probe AUC'))
+# `fasd eval --json` gives the probe's AUC as a fraction, the rest ×100.
+SCALE = {'probe_auc': 100}
 DIFF = ('acc', 'auc', 'macro_f1', 'dp', 'eo')
 LABEL = {'fasd': 'fasd', 'no_diffusion': 'w/o Diffusion', 'gcn': 'GCN', 'mlp': 'MLP', 'majority': 'majority'}
 
@@ -50,6 +53,10 @@ def main(args):
             cells = []
             for k, _ in COLS:
                 x = per_seed(v, k)
+                if x and any(e is None for e in x):
+                    x = None  # not measured on every seed
+                if x:
+                    x = [e * SCALE.get(k, 1) for e in x]
                 cells.append('%.2f (%.2f)' % (statistics.mean(x), statistics.stdev(x)) if x else '–')
             print('| %s | %d–%d | %s | %s |' % (name, s[0], s[-1], LABEL.get(v['name'], v['name']), ' | '.join(cells)))
 
