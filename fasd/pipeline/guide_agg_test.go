@@ -7,8 +7,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-
-	"github.com/fasd-db/fasd/fasd"
 )
 
 // aggProbeAcc is the class-balanced accuracy of the linear_agg guide (w over
@@ -227,25 +225,7 @@ func TestLinearAggGuides(t *testing.T) {
 		}
 	}
 
-	cfg := fastConfig(t)
-	cfg.Debias.GuideWeight, cfg.Debias.GuideSteps, cfg.Debias.GuideNet, cfg.Debias.GuideRounds = 2, 10, GuideLinearAgg, 2
-	cfg.Debias.Reverse = "ode"
-	m, err := newModels(&cfg, in.D, true, true, false, false, fasd.NewRand(3))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range append(m.ScoreX.Params(), m.ScoreA.Params()...) {
-		clear(p.Value.Data)
-	}
-	m.Guides = ps
-	deb, err := debiasAll(ctx, m, v, 2, nil, &reporter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fresh, err := trainLinearGuides(ctx, deb, in.D, 1, GuideLinearAgg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, deb, fresh := guidedDebias(t, in, v, GuideLinearAgg, ps)
 	after := aggProbeAcc(t, deb, in.D, fresh[0].Value.Data, fresh[1].Value.Data[0])
 	t.Logf("a fresh linear_agg probe: %.3f before guidance, %.3f after", before, after)
 	if !(after < before-0.1) {

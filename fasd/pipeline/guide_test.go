@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fasd-db/fasd/fasd"
+	"github.com/fasd-db/fasd/fasd/nn"
 )
 
 // probeAcc is the class-balanced accuracy of the linear guide (w, b) on the
@@ -69,26 +70,7 @@ func TestLinearGuides(t *testing.T) {
 		}
 	}
 
-	cfg := fastConfig(t)
-	cfg.Debias.GuideWeight, cfg.Debias.GuideSteps, cfg.Debias.GuideNet, cfg.Debias.GuideRounds = 2, 10, "linear", 2
-	cfg.Debias.Reverse = "ode"
-	m, err := newModels(&cfg, in.D, true, true, false, false, fasd.NewRand(3))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Score networks that predict zero noise isolate the guidance.
-	for _, p := range append(m.ScoreX.Params(), m.ScoreA.Params()...) {
-		clear(p.Value.Data)
-	}
-	m.Guides = ps
-	deb, err := debiasAll(ctx, m, v, 2, nil, &reporter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fresh, err := trainLinearGuides(ctx, deb, in.D, 1, GuideLinear)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, deb, fresh := guidedDebias(t, in, v, GuideLinear, ps)
 	after := probeAcc(deb, in.D, fresh[0].Value.Data, fresh[1].Value.Data[0])
 	t.Logf("balanced accuracy of a linear probe: %.3f before, %.3f after guidance", before, after)
 	if !(after < before-0.1) {
@@ -250,4 +232,33 @@ func TestLinearGuide_GradMatchesLoops(t *testing.T) {
 			}
 		}
 	}
+}
+
+// guidedDebias debiases v with the linear guides ps of kind net alone
+// (score networks that predict zero noise isolate the guidance; ODE, ten
+// guide steps of weight 2) and fits one fresh guide of the same kind on
+// the result. It returns the models, the debiased view and that guide.
+func guidedDebias(t *testing.T, in *Input, v *view, net GuideNet, ps []*nn.Param[float32]) (*Models, *view, []*nn.Param[float32]) {
+	t.Helper()
+	cfg := fastConfig(t)
+	cfg.Debias.GuideWeight, cfg.Debias.GuideSteps, cfg.Debias.GuideNet, cfg.Debias.GuideRounds = 2, 10, net, len(ps)/2
+	cfg.Debias.Reverse = "ode"
+	m, err := newModels(&cfg, in.D, true, true, false, false, fasd.NewRand(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range append(m.ScoreX.Params(), m.ScoreA.Params()...) {
+		clear(p.Value.Data)
+	}
+	m.Guides = ps
+	ctx := context.Background()
+	deb, err := debiasAll(ctx, m, v, 2, nil, &reporter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := trainLinearGuides(ctx, deb, in.D, 1, net)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, deb, fresh
 }
