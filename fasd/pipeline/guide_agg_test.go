@@ -232,24 +232,7 @@ func TestLinearAggGuides(t *testing.T) {
 		t.Errorf("a fresh linear_agg probe still reads s at %.3f (before %.3f)", after, before)
 	}
 
-	b, err := m.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m2, err := UnmarshalModels(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range ps {
-		if len(m2.Guides[i].Value.Data) != len(ps[i].Value.Data) {
-			t.Fatalf("guide param %d: %d values after the round trip, want %d", i, len(m2.Guides[i].Value.Data), len(ps[i].Value.Data))
-		}
-		for j := range ps[i].Value.Data {
-			if m2.Guides[i].Value.Data[j] != ps[i].Value.Data[j] {
-				t.Fatal("guide changed in the bundle")
-			}
-		}
-	}
+	m2 := guidesRoundTrip(t, m, ps)
 	if _, err := m2.NewEngine(); err != nil {
 		t.Fatalf("engine from the bundle: %v", err)
 	}

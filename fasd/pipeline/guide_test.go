@@ -77,24 +77,7 @@ func TestLinearGuides(t *testing.T) {
 		t.Errorf("a fresh probe still reads s at %.3f (before %.3f)", after, before)
 	}
 
-	b, err := m.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m2, err := UnmarshalModels(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(m2.Guides) != 4 {
-		t.Fatalf("%d guide params after the round trip", len(m2.Guides))
-	}
-	for i := range ps {
-		for j := range ps[i].Value.Data {
-			if m2.Guides[i].Value.Data[j] != ps[i].Value.Data[j] {
-				t.Fatal("guide changed in the bundle")
-			}
-		}
-	}
+	guidesRoundTrip(t, m, ps)
 	// A config without guides refuses an engine that would need them.
 	m3 := *m
 	m3.Guides = nil
@@ -261,4 +244,33 @@ func guidedDebias(t *testing.T, in *Input, v *view, net GuideNet, ps []*nn.Param
 		t.Fatal(err)
 	}
 	return m, deb, fresh
+}
+
+// guidesRoundTrip writes m to a model bundle and reads it back, checking
+// that the bundle's guides are ps, value for value, and returns the models
+// read.
+func guidesRoundTrip(t *testing.T, m *Models, ps []*nn.Param[float32]) *Models {
+	t.Helper()
+	b, err := m.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := UnmarshalModels(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m2.Guides) != len(ps) {
+		t.Fatalf("%d guide params after the round trip, want %d", len(m2.Guides), len(ps))
+	}
+	for i := range ps {
+		if len(m2.Guides[i].Value.Data) != len(ps[i].Value.Data) {
+			t.Fatalf("guide param %d: %d values after the round trip, want %d", i, len(m2.Guides[i].Value.Data), len(ps[i].Value.Data))
+		}
+		for j := range ps[i].Value.Data {
+			if m2.Guides[i].Value.Data[j] != ps[i].Value.Data[j] {
+				t.Fatal("guide changed in the bundle")
+			}
+		}
+	}
+	return m2
 }
